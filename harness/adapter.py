@@ -1,0 +1,155 @@
+"""What the harness needs from an encoder: the ``ModelAdapter`` protocol and its data types.
+
+A protocol, not a base class, so an outside model plugs in without inheriting from us.
+Every adapter speaks the same small vocabulary:
+
+* ``tokenize`` turns text into :class:`TokenizedText` (ids, special-token mask, word ids);
+* ``encode`` runs one padded :class:`EncoderBatch` in one attention :class:`Mode`;
+* ``modes`` says which modes exist and whether each split is exact (SCIENCE.md §1);
+* ``fingerprint`` names the exact weights/config/tokenizer/dtype/attention code, and is
+  part of every cache key and result, so two models can never share a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import torch
+
+
+class Mode(StrEnum):
+    """How attention logits are assembled (Chen et al. 2023 §3.4; SCIENCE.md §1)."""
+
+    BOTH = "both"  # the model as trained: softmax(gamma + delta)
+    CONTEXTUAL = "contextual"  # drop delta: softmax(gamma)
+    POSITIONAL = "positional"  # zero gamma before the softmax: softmax(delta)
+
+
+@dataclass(frozen=True)
+class ModeSupport:
+    """How faithfully a model realises one mode.
+
+    ``exact`` is True when logits split into gamma + delta with no residual;
+    otherwise ``definition`` names the approximation used (e.g. ``tisa-mean-word``).
+    ``content_free_delta`` says whether the positional term ignores token identity.
+    """
+
+    exact: bool
+    definition: str | None = None
+    content_free_delta: bool | None = None
+
+
+@dataclass(frozen=True)
+class PECard:
+    """A positional encoding described in the survey's terms (Dufter et al. 2022, Table 1)."""
+
+    family: str  # e.g. "learned absolute", "T5 bias", "TUPE-R"
+    reference_point: str  # absolute | relative | both
+    injection: str  # input embedding | attention matrix
+    recurring: bool  # injected in every layer?
+    learnable: bool
+    positional_parameters: int | None  # number of parameters that encode position
+    unbounded_length: bool  # works beyond the longest training length?
+
+
+@dataclass(frozen=True)
+class TokenizedText:
+    """One model input before padding; word ids map each piece to its word (None: special)."""
+
+    input_ids: tuple[int, ...]
+    special_tokens_mask: tuple[bool, ...]
+    word_ids: tuple[int | None, ...]
+    token_type_ids: tuple[int, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+@dataclass
+class EncoderBatch:
+    """A padded batch. ``attention_mask`` is 1 for real tokens, 0 for padding."""
+
+    input_ids: torch.Tensor  # [B, T] long
+    attention_mask: torch.Tensor  # [B, T] long
+    special_tokens_mask: torch.Tensor  # [B, T] bool, False on padding
+    word_ids: list[tuple[int | None, ...]]
+    token_type_ids: torch.Tensor | None = None
+
+    @property
+    def size(self) -> int:
+        return int(self.input_ids.shape[0])
+
+    def to(self, device: Any) -> EncoderBatch:
+        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+        return EncoderBatch(
+            move(self.input_ids),
+            move(self.attention_mask),
+            move(self.special_tokens_mask),
+            self.word_ids,
+            move(self.token_type_ids),
+        )
+
+
+@dataclass
+class EncoderOutput:
+    """Per-layer outputs of one batch, on the model's device.
+
+    ``hidden_states`` has layers + 1 entries (the embeddings first), each [B, T, D];
+    ``attentions`` has one entry per layer, each [B, H, T, T], rows sum to 1 over real keys.
+    """
+
+    hidden_states: tuple[torch.Tensor, ...] | None
+    attentions: tuple[torch.Tensor, ...] | None
+    attention_mask: torch.Tensor
+    special_tokens_mask: torch.Tensor
+    word_ids: list[tuple[int | None, ...]]
+    attn_implementation: str = "unknown"
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+HIDDEN = "hidden"
+ATTENTIONS = "attentions"
+
+
+@runtime_checkable
+class ModelAdapter(Protocol):
+    """The encoder-side contract every task relies on."""
+
+    spec: str  # how the user named it, e.g. "hf:/models/bert"
+    modes: Mapping[Mode, ModeSupport]
+    pad_token_id: int
+    num_layers: int
+    num_heads: int
+    max_length: int  # longest input the positions allow, special tokens included
+
+    def fingerprint(self) -> str:
+        """Stable hash of weights identity, config, tokenizer, dtype and attention code."""
+
+    def pe_card(self) -> PECard: ...
+
+    def describe(self) -> dict[str, Any]:
+        """Facts recorded with every result: dtype, device, attention implementation."""
+
+    def to(self, device: str) -> ModelAdapter: ...
+
+    def tokenize(self, texts: Sequence[str] | Sequence[Sequence[str]]) -> list[TokenizedText]:
+        """Text (or pre-split words) → model inputs with special tokens and word ids."""
+
+    def wrap_token_ids(self, token_ids: Sequence[int]) -> TokenizedText:
+        """Add the model's special tokens around already-chosen vocabulary ids."""
+
+    def probe_vocabulary(self) -> list[tuple[str, int]]:
+        """Whole-word vocabulary items usable for identical-word probing.
+
+        No special tokens, no continuation pieces (``##x``), no single characters.
+        """
+
+    def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
+        """Run one batch; ``want`` ⊆ {"hidden", "attentions"}."""
+
+    def position_embeddings(self) -> torch.Tensor | None:
+        """The learned absolute position table [positions, D], or None if there is none."""

@@ -1,0 +1,114 @@
+"""Content-addressed cache of encoder outputs that tasks reuse.
+
+A key is the hash of (model fingerprint, mode, input hash, output kind, extra), so two
+models can never share an entry (lm-eval #2715) and the same inputs in another mode or
+another task's format are separate. Entries are single safetensors files (never pickle):
+written to a temporary name in the same folder and renamed, which is atomic, so a
+killed run leaves no half-written entry and two processes writing the same key at once
+both end with a complete file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from posharness.errors import CacheError
+from posharness.hashing import hash_obj
+
+if TYPE_CHECKING:
+    import torch
+
+ENV_VAR = "POSHARNESS_CACHE"
+FORMAT = "posharness-cache/1"
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("posharness"))
+
+
+class FeatureCache:
+    """Get-or-compute store for dicts of tensors; ``root=None`` disables it (--no-cache)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.root is not None
+
+    @staticmethod
+    def key(fingerprint: str, mode: str, input_hash: str, kind: str, extra: Any = None) -> str:
+        return hash_obj(
+            {"fingerprint": fingerprint, "mode": mode, "input": input_hash, "kind": kind, "extra": extra}
+        )
+
+    def path(self, key: str, kind: str) -> Path:
+        assert self.root is not None
+        return self.root / kind / key[:2] / f"{key}.safetensors"
+
+    def load(self, key: str, kind: str) -> dict[str, torch.Tensor] | None:
+        if self.root is None:
+            return None
+        path = self.path(key, kind)
+        if not path.exists():
+            return None
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(path)
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise CacheError(
+                f"cache file {path} is corrupt ({type(exc).__name__}): delete it (or the whole "
+                f"cache folder {self.root}) or rerun with --no-cache"
+            ) from exc
+
+    def save(self, key: str, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+        if self.root is None:
+            return
+        from safetensors.torch import save_file
+
+        path = self.path(key, kind)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".safetensors")
+            os.close(handle)
+        except OSError as exc:
+            raise CacheError(
+                f"cannot write to the cache folder {self.root} ({exc.strerror}): pass a writable "
+                f"--cache-dir, set {ENV_VAR}, or use --no-cache"
+            ) from exc
+        try:
+            contiguous = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
+            save_file(contiguous, tmp, metadata={"format": FORMAT, "meta": json.dumps(meta, default=str)})
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def get_or_compute(
+        self,
+        key: str,
+        kind: str,
+        compute: Callable[[], dict[str, torch.Tensor]],
+        meta: dict[str, Any] | None = None,
+    ) -> dict[str, torch.Tensor]:
+        cached = self.load(key, kind)
+        if cached is not None:
+            self.hits += 1
+            return cached
+        self.misses += 1
+        tensors = compute()
+        self.save(key, kind, tensors, meta or {})
+        return tensors

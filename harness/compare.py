@@ -1,0 +1,152 @@
+"""Compare two leaderboards: per task metric, both values, the delta and a paired test.
+
+Two models scored on the same items give paired data; an unpaired test on it wastes
+power and can mislead (lm-eval #3831). When both sides kept per-example outputs for a
+metric, the delta is tested on the items they share: McNemar's exact test for 0/1
+outcomes (correct/incorrect), otherwise a paired sign-flip permutation test on the mean
+difference with a paired bootstrap interval. Where no per-example outputs exist the
+comparison says so instead of inventing a p-value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from posharness.leaderboard import Leaderboard, Row, load
+from posharness.results import read_result
+
+RESAMPLES = 2000
+
+
+@dataclass
+class PairedTest:
+    name: str  # "mcnemar-exact" | "paired-permutation"
+    n: int
+    mean_delta: float
+    p_value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass
+class MetricComparison:
+    key: str  # task/metric
+    a: float | None
+    b: float | None
+    test: PairedTest | None
+    note: str  # why there is no test, or what the test was run on
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass
+class RowComparison:
+    a: Row
+    b: Row
+    metrics: list[MetricComparison]
+
+
+def pair_rows(left: Leaderboard, right: Leaderboard) -> list[tuple[Row, Row]]:
+    """Same (model, mode) when the boards share models, else the same mode."""
+    shared_models = {r.model for r in left.rows} & {r.model for r in right.rows}
+    pairs = []
+    for a in left.rows:
+        for b in right.rows:
+            same_mode = a.mode == b.mode
+            if same_mode and (a.model == b.model or not shared_models):
+                pairs.append((a, b))
+    return pairs
+
+
+def compare_files(path_a: Path, path_b: Path) -> list[RowComparison]:
+    left, right = load(path_a), load(path_b)
+    out = []
+    for a, b in pair_rows(left, right):
+        keys = [c.key for c in left.columns if c.key in a.scores and c.key in b.scores]
+        examples_a = _examples_by_task(a, path_a.parent)
+        examples_b = _examples_by_task(b, path_b.parent)
+        metrics = []
+        for key in keys:
+            task, metric = key.split("/", 1)
+            test, note = paired_test(examples_a.get(task), examples_b.get(task), metric)
+            metrics.append(MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note))
+        out.append(RowComparison(a, b, metrics))
+    return out
+
+
+def _examples_by_task(row: Row, base: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """task → example id → example, from the lowest seed of each task that kept examples."""
+    found: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}
+    for relative in row.results:
+        path = base / relative
+        if not path.exists():
+            continue
+        result = read_result(path)
+        if result.examples_file is None:
+            continue
+        if result.task.name in found and found[result.task.name][0] <= result.seed:
+            continue
+        examples_path = path.parent / result.examples_file
+        if not examples_path.exists():
+            continue
+        with examples_path.open(encoding="utf-8") as handle:
+            examples = [json.loads(line) for line in handle if line.strip()]
+        found[result.task.name] = (result.seed, {str(e["id"]): e for e in examples if "id" in e})
+    return {task: examples for task, (_, examples) in found.items()}
+
+
+def paired_test(
+    a: dict[str, dict[str, Any]] | None, b: dict[str, dict[str, Any]] | None, metric: str
+) -> tuple[PairedTest | None, str]:
+    if a is None or b is None:
+        return None, "no per-example outputs on both sides: no paired test possible"
+    shared = sorted(k for k in a.keys() & b.keys() if metric in a[k] and metric in b[k])
+    if not shared:
+        return None, f"no shared examples with per-example '{metric}': no paired test possible"
+    x = np.array([float(a[k][metric]) for k in shared])
+    y = np.array([float(b[k][metric]) for k in shared])
+    if len(shared) < 2:
+        return None, "one shared example: too few for a paired test"
+    binary = set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}
+    test = mcnemar(x, y) if binary else permutation_test(x, y)
+    return test, f"paired over {len(shared)} shared examples"
+
+
+def mcnemar(x: np.ndarray, y: np.ndarray) -> PairedTest:
+    """Exact McNemar: only the discordant pairs carry information."""
+    from scipy.stats import binomtest
+
+    only_a = int(np.sum((x == 1) & (y == 0)))
+    only_b = int(np.sum((x == 0) & (y == 1)))
+    discordant = only_a + only_b
+    p = 1.0 if discordant == 0 else binomtest(only_b, discordant, 0.5).pvalue
+    return PairedTest("mcnemar-exact", len(x), float(np.mean(y - x)), float(p))
+
+
+def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
+    from scipy import stats
+
+    diff = y - x
+    if np.allclose(diff, 0.0):
+        return PairedTest("paired-permutation", len(x), 0.0, 1.0, 0.0, 0.0)
+    rng = np.random.default_rng(seed)
+    perm = stats.permutation_test(
+        (x, y),
+        lambda u, v, axis: np.mean(v - u, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=RESAMPLES,
+        rng=rng,
+    )
+    boot = stats.bootstrap((diff,), np.mean, n_resamples=RESAMPLES, rng=rng, method="percentile")
+    low, high = boot.confidence_interval
+    return PairedTest(
+        "paired-permutation", len(x), float(diff.mean()), float(perm.pvalue), float(low), float(high)
+    )

@@ -1,0 +1,151 @@
+"""Everything the CLI shows a person: progress bars, result tables, registry listings.
+
+Kept apart from the runner so the runner stays usable (and silent) from Python.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from posharness.results import CellResult
+
+
+@functools.cache
+def console() -> Console:
+    return Console()
+
+
+@functools.cache
+def err_console() -> Console:
+    return Console(stderr=True)
+
+
+class RichReporter:
+    """Progress on stderr: one bar for the cells, one for the work inside each cell."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.bar = progress
+        self.cells = progress.add_task("cells", total=None)
+
+    def set_total(self, total: int) -> None:
+        self.bar.update(self.cells, total=total)
+
+    def cell_skipped(self, cell) -> None:
+        self.bar.console.print(f"[dim]skip[/] {cell.label} (finished: {cell.path})")
+
+    def cell_started(self, cell, index: int, total: int) -> None:
+        self.bar.update(self.cells, total=total, completed=index - 1, description=f"cell {index}/{total}")
+        self.bar.console.print(f"[bold]run[/]  {cell.label}")
+
+    def cell_finished(self, cell, result: CellResult) -> None:
+        self.bar.advance(self.cells)
+        main = result.metrics.get(result.task.main_metric)
+        value = f"{result.task.main_metric}={main.value:.4f}" if main else ""
+        self.bar.console.print(f"[green]done[/] {cell.label} {value} ({result.timings.total_s:.1f} s)")
+
+    def progress(self, label: str, total: int) -> Callable[[int], None]:
+        task = self.bar.add_task(label, total=total)
+
+        def advance(n: int) -> None:
+            self.bar.advance(task, n)
+            if self.bar.tasks[task].finished:
+                self.bar.remove_task(task)
+
+        return advance
+
+
+def run_with_progress(config, leaderboard_path: Path | None) -> None:
+    from posharness import leaderboard as lb
+    from posharness.runner import run
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+    )
+    with progress:
+        outcomes = run(config, RichReporter(progress))
+    if not outcomes:
+        return
+    slugs = list(dict.fromkeys(o.cell.spec.slug for o in outcomes))
+    path = leaderboard_path or Path("leaderboards") / f"{'__'.join(slugs)}.json"
+    board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
+    lb.save(board, path)
+    out = console()
+    out.print(lb.to_rich_table(board))
+    ran = sum(not o.skipped for o in outcomes)
+    out.print(
+        f"{ran} cell(s) run, {len(outcomes) - ran} already finished; results in "
+        f"{config.output_dir}/, leaderboard {path}"
+    )
+    figures = [Path(o.cell.path.parent, a) for o in outcomes for a in o.result.artifacts]
+    if figures:
+        out.print(f"figures: {', '.join(str(f) for f in figures)}")
+
+
+def print_registry(what: str) -> None:
+    from posharness.plugins import models, tasks
+
+    registry = models if what == "models" else tasks
+    table = Table(title=f"registered {what}")
+    for column in ("name", "family", "description", "origin"):
+        table.add_column(column)
+    for entry in registry.entries():
+        obj = entry.obj
+        if what == "tasks":
+            family, description = obj.spec.family, obj.spec.description
+        else:
+            family = getattr(obj, "family", "model")
+            description = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
+        origin = entry.origin if entry.origin == "built-in" else f"{entry.origin}: {entry.source}"
+        table.add_row(entry.name, family, description, origin)
+    console().print(table)
+    if what == "tasks":
+        for group, members in sorted(registry.groups().items()):
+            console().print(f"group [bold]{group}[/] → {', '.join(members)}")
+
+
+def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
+    from posharness.compare import compare_files
+    from posharness.leaderboard import load
+
+    headline = {c.key for c in load(path_a).columns if c.headline or all_metrics}
+    comparisons = compare_files(path_a, path_b)
+    if not comparisons:
+        console().print("no rows to compare: the leaderboards share no (model, mode) or mode")
+        return
+    for comparison in comparisons:
+        a, b = comparison.a, comparison.b
+        table = Table(title=f"A = {a.model} ({a.mode})   B = {b.model} ({b.mode})")
+        for column in ("task/metric", "A", "B", "B − A", "paired test", "p", "95% CI of Δ", "n"):
+            table.add_column(column, justify="left" if column in {"task/metric", "paired test"} else "right")
+        for m in comparison.metrics:
+            if m.key not in headline:
+                continue
+            test = m.test
+            table.add_row(
+                m.key,
+                _fmt(m.a),
+                _fmt(m.b),
+                _fmt(m.delta, signed=True),
+                test.name if test else m.note,
+                f"{test.p_value:.4g}" if test else "–",
+                f"[{test.ci_low:+.4f}, {test.ci_high:+.4f}]" if test and test.ci_low is not None else "–",
+                str(test.n) if test else "–",
+            )
+        console().print(table)
+
+
+def _fmt(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"

@@ -1,0 +1,51 @@
+"""User-facing failures.
+
+Every failure a user can cause (a bad name, a missing file, a wrong option) is raised as a
+subclass of :class:`PosharnessError` with a one-line message that says what was wrong and
+what to do. The CLI catches this base class once, prints the line and exits with code 2;
+anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class PosharnessError(Exception):
+    """Base of every error the CLI turns into a one-line message and exit code 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        # Keep the promise of one line even when a library message is folded in.
+        super().__init__(" ".join(str(message).split()))
+
+
+class UnknownNameError(PosharnessError):
+    """A model, task or group name that no registry knows."""
+
+
+class ModelLoadError(PosharnessError):
+    """A checkpoint that cannot be found or loaded (missing path, hub id offline)."""
+
+
+class DataError(PosharnessError):
+    """Input data that is missing or malformed."""
+
+
+class OptionError(PosharnessError):
+    """A command-line or API option with an invalid value."""
+
+
+class CacheError(PosharnessError):
+    """A cache entry that cannot be read or written."""
+
+
+class SchemaError(PosharnessError):
+    """A results or leaderboard file that is not of the schema this version reads."""
+
+
+class OutputError(PosharnessError):
+    """An output location that cannot be written."""
+
+
+class UnsupportedModeError(PosharnessError):
+    """An attention mode the model does not implement."""

@@ -1,0 +1,217 @@
+"""Leaderboards: one row per (model, mode), one column per task metric, mean ± sd over seeds.
+
+A leaderboard is built from result files and saved as JSON (with ``schema_version``);
+each row keeps the paths of the results it came from, relative to the leaderboard, so
+``posharness compare`` can reach the per-example outputs for a paired test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import statistics
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from posharness.errors import DataError, SchemaError
+from posharness.results import (
+    CellResult,
+    atomic_write_text,
+    check_schema_version,
+    read_json_file,
+    read_result,
+)
+
+SCHEMA_VERSION = 1
+
+
+class Score(BaseModel):
+    mean: float
+    sd: float | None = None  # across seeds; None with one seed
+    n_seeds: int
+    ci_low: float | None = None  # the task's own interval, with one seed
+    ci_high: float | None = None
+
+
+class Column(BaseModel):
+    task: str
+    metric: str
+    headline: bool  # shown by default
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}/{self.metric}"
+
+
+class Row(BaseModel):
+    model: str
+    fingerprint: str
+    mode: str
+    exact: bool
+    definition: str | None = None
+    pe_family: str
+    scores: dict[str, Score]  # column key → score
+    results: list[str]  # result files, relative to the leaderboard file
+
+
+class Leaderboard(BaseModel):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    name: str
+    created_at: str
+    columns: list[Column]
+    rows: list[Row]
+
+
+def collect_results(folder: Path) -> list[tuple[Path, CellResult]]:
+    if not folder.is_dir():
+        raise DataError(f"results folder {folder} does not exist: pass the --output-dir of a run")
+    found = []
+    for path in sorted(folder.rglob("*.json")):
+        data = read_json_file(path, "result")
+        if "cell_id" not in data:
+            continue  # not a result file (e.g. a leaderboard saved inside the folder)
+        found.append((path, read_result(path)))
+    if not found:
+        raise DataError(f"no result files under {folder}: run `posharness run` first")
+    return found
+
+
+def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> Leaderboard:
+    """Aggregate results into rows; ``location`` is where the leaderboard will be saved."""
+    columns: dict[str, Column] = {}
+    groups: dict[tuple[str, str], list[tuple[Path, CellResult]]] = defaultdict(list)
+    for path, result in results:
+        groups[(result.model.fingerprint, result.mode.name)].append((path, result))
+        headline = set(result.task.headline_metrics or [result.task.main_metric])
+        for metric in result.metrics:
+            column = Column(task=result.task.name, metric=metric, headline=metric in headline)
+            columns.setdefault(column.key, column)
+    rows = []
+    for (_, mode), members in groups.items():
+        first = members[0][1]
+        by_column: dict[str, list[tuple[int, Any]]] = defaultdict(list)
+        for _, result in members:
+            for metric, value in result.metrics.items():
+                by_column[f"{result.task.name}/{metric}"].append((result.seed, value))
+        scores = {key: _score(values) for key, values in by_column.items()}
+        rows.append(
+            Row(
+                model=first.model.spec,
+                fingerprint=first.model.fingerprint,
+                mode=mode,
+                exact=first.mode.exact,
+                definition=first.mode.definition,
+                pe_family=str(first.model.pe_card.get("family", "unknown")),
+                scores=scores,
+                results=sorted(_relative(p, location.parent) for p, _ in members),
+            )
+        )
+    mode_order = {"both": 0, "contextual": 1, "positional": 2}
+    rows.sort(key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
+    ordered = sorted(columns.values(), key=lambda c: (c.task, not c.headline, c.metric))
+    return Leaderboard(name=name, created_at=datetime.now(UTC).isoformat(), columns=ordered, rows=rows)
+
+
+def _score(values: list[tuple[int, Any]]) -> Score:
+    numbers = [v.value for _, v in sorted(values, key=lambda x: x[0])]
+    if len(numbers) == 1:
+        only = values[0][1]
+        return Score(mean=numbers[0], n_seeds=1, ci_low=only.ci_low, ci_high=only.ci_high)
+    return Score(mean=statistics.fmean(numbers), sd=statistics.stdev(numbers), n_seeds=len(numbers))
+
+
+def _relative(path: Path, base: Path) -> str:
+    return os.path.relpath(path.resolve(), base.resolve())
+
+
+def save(board: Leaderboard, path: Path) -> None:
+    atomic_write_text(path, board.model_dump_json(indent=2) + "\n")
+
+
+def load(path: Path) -> Leaderboard:
+    data = read_json_file(path, "leaderboard")
+    check_schema_version(data, path, "leaderboard", SCHEMA_VERSION)
+    try:
+        return Leaderboard.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SchemaError(f"leaderboard file {path} is malformed at {where}: {first['msg']}; rebuild it") from exc
+
+
+# -- rendering ---------------------------------------------------------------------------
+def visible_columns(board: Leaderboard, all_metrics: bool) -> list[Column]:
+    return [c for c in board.columns if all_metrics or c.headline]
+
+
+def format_score(score: Score | None, digits: int = 4) -> str:
+    if score is None:
+        return "–"
+    if score.sd is not None:
+        return f"{score.mean:.{digits}f} ± {score.sd:.{digits}f}"
+    return f"{score.mean:.{digits}f}"
+
+
+def _mode_label(row: Row) -> str:
+    return row.mode if row.exact else f"{row.mode} ({row.definition})"
+
+
+def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[list[str]]]:
+    columns = visible_columns(board, all_metrics)
+    header = ["PE family", "model", "mode"] + [c.key for c in columns]
+    body = [
+        [row.pe_family, row.model, _mode_label(row)] + [format_score(row.scores.get(c.key)) for c in columns]
+        for row in board.rows
+    ]
+    return header, body
+
+
+def to_markdown(board: Leaderboard, all_metrics: bool = False) -> str:
+    header, body = table_cells(board, all_metrics)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(board: Leaderboard, all_metrics: bool = False) -> str:
+    columns = visible_columns(board, all_metrics)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["pe_family", "model", "mode", "exact"] + [
+        name for c in columns for name in (c.key, f"{c.key}:sd")
+    ])
+    for row in board.rows:
+        values: list[Any] = [row.pe_family, row.model, row.mode, row.exact]
+        for c in columns:
+            score = row.scores.get(c.key)
+            values += [score.mean if score else "", score.sd if score and score.sd is not None else ""]
+        writer.writerow(values)
+    return out.getvalue()
+
+
+def to_json(board: Leaderboard) -> str:
+    return json.dumps(board.model_dump(), indent=2) + "\n"
+
+
+def to_rich_table(board: Leaderboard, all_metrics: bool = False):
+    """Metrics down the side, one column per (model, mode): readable at any terminal width."""
+    from rich.table import Table
+
+    columns = visible_columns(board, all_metrics)
+    table = Table(title=f"leaderboard: {board.name}")
+    table.add_column("task")
+    table.add_column("metric")
+    for row in board.rows:
+        table.add_column(f"{row.model}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right")
+    previous = None
+    for column in columns:
+        task = column.task if column.task != previous else ""
+        previous = column.task
+        table.add_row(task, column.metric, *(format_score(r.scores.get(column.key)) for r in board.rows))
+    return table

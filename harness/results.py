@@ -1,0 +1,142 @@
+"""The result file of one cell, written down as types: the schema is the documentation.
+
+One JSON file per (model, mode, task, seed). Files are written to a temporary name and
+renamed, so a reader never sees half a result; a reader refuses files of another
+``schema_version`` with a one-line error instead of misreading them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from posharness.errors import OutputError, SchemaError
+
+SCHEMA_VERSION = 1
+
+
+class MetricValue(BaseModel):
+    value: float
+    stderr: float | None = None  # when the task can estimate it
+    ci_low: float | None = None  # 95 % interval, when the task computes one
+    ci_high: float | None = None
+    n: int | None = None  # number of items behind the value
+
+
+class ModelInfo(BaseModel):
+    spec: str  # as the user wrote it
+    fingerprint: str  # weights + config + tokenizer + dtype + attention code
+    pe_card: dict[str, Any]  # the PE in the survey's terms
+    details: dict[str, Any] = {}  # adapter facts: family, checkpoint, dtype, device …
+
+
+class ModeInfo(BaseModel):
+    name: Literal["both", "contextual", "positional"]
+    exact: bool  # logits split into gamma + delta with no residual
+    definition: str | None = None  # the approximation used, when not exact
+    content_free_delta: bool | None = None
+
+
+class TaskInfo(BaseModel):
+    name: str
+    version: str
+    family: str
+    main_metric: str
+    headline_metrics: list[str] = []  # the metrics tables show by default
+    data_hash: str  # content hash of the inputs the task used
+    options: dict[str, Any] = {}  # resolved task options (defaults + --task-arg)
+    settings: dict[str, Any] = {}  # what the task reports it actually used
+
+
+class Environment(BaseModel):
+    posharness: str
+    python: str
+    platform: str
+    packages: dict[str, str]
+    git_hash: str | None = None  # of the posharness checkout, when it is one
+    device: str
+    dtype: str | None = None
+    attn_implementation: str | None = None
+    batch: dict[str, Any] = {}  # requested size, sizes used, halvings on OOM, padding
+
+
+class Timings(BaseModel):
+    started_at: str  # ISO 8601, UTC
+    finished_at: str
+    total_s: float
+    encode_s: float | None = None  # time inside the batched encoder
+
+
+class CellResult(BaseModel):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    cell_id: str  # hash of model fingerprint, mode, task name+version+options, seed
+    model: ModelInfo
+    mode: ModeInfo
+    task: TaskInfo
+    seed: int
+    metrics: dict[str, MetricValue]
+    details: dict[str, Any] = {}  # per-layer / per-head values and other structured output
+    examples_file: str | None = None  # jsonl of per-example outputs, relative to this file
+    artifacts: list[str] = Field(default_factory=list)  # figures, relative to this file
+    environment: Environment
+    timings: Timings
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: all or nothing."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write to {path.parent} ({exc.strerror}): choose a writable folder "
+            "(--output-dir / -o)"
+        ) from exc
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_result(result: CellResult, path: Path) -> None:
+    atomic_write_text(path, result.model_dump_json(indent=2) + "\n")
+
+
+def read_json_file(path: Path, what: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SchemaError(f"{what} file {path} does not exist: check the path") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SchemaError(f"{what} file {path} is not valid JSON ({exc}): regenerate it") from exc
+    if not isinstance(data, dict):
+        raise SchemaError(f"{what} file {path} is not a JSON object: regenerate it")
+    return data
+
+
+def check_schema_version(data: dict[str, Any], path: Path, what: str, expected: int) -> None:
+    found = data.get("schema_version")
+    if found != expected:
+        raise SchemaError(
+            f"{what} file {path} has schema_version {found!r}, this posharness reads "
+            f"{expected}: regenerate it with this version (or use the posharness that wrote it)"
+        )
+
+
+def read_result(path: Path) -> CellResult:
+    data = read_json_file(path, "result")
+    check_schema_version(data, path, "result", SCHEMA_VERSION)
+    try:
+        return CellResult.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise SchemaError(f"result file {path} is malformed at {where}: {first['msg']}; regenerate it") from exc

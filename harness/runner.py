@@ -1,0 +1,356 @@
+"""plan → skip finished cells → execute → write.
+
+A cell is one (model, mode, task, seed). Its identity (``cell_id``) hashes the model
+fingerprint, the mode, the task's name, version and resolved options, the seed and the
+limit; a result file whose ``cell_id`` matches is finished and is not run again unless
+``overwrite``. Results are written last and atomically, so a run killed at any point
+leaves either a complete result or none, and a rerun picks up exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from posharness.adapter import Mode, ModelAdapter
+from posharness.cache import FeatureCache
+from posharness.device import check_device_name, device_type, resolve_device
+from posharness.errors import OptionError, OutputError, UnsupportedModeError
+from posharness.hashing import hash_obj, remember_file_hashes_in
+from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
+from posharness.results import (
+    CellResult,
+    Environment,
+    MetricValue,
+    ModeInfo,
+    ModelInfo,
+    SchemaError,
+    TaskInfo,
+    Timings,
+    atomic_write_text,
+    read_result,
+    write_result,
+)
+from posharness.task import Task, TaskContext, TaskResult, resolve_options
+
+DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
+
+
+@dataclass
+class RunConfig:
+    models: list[str]
+    tasks: list[str]
+    modes: list[str] = field(default_factory=lambda: ["both"])
+    seeds: list[int] = field(default_factory=lambda: [0])
+    output_dir: Path = Path("results")
+    cache_dir: Path | None = None  # None: caching off
+    batch_size: int | str = "auto"
+    device: str = "auto"
+    dtype: str = "auto"
+    limit: int | None = None
+    overwrite: bool = False
+    task_args: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class Cell:
+    spec: ModelSpec
+    model: ModelAdapter
+    task: Task
+    mode: Mode
+    seed: int
+    options: dict[str, Any]
+    cell_id: str
+    path: Path  # the result file
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.text} · {self.task.spec.name} · {self.mode} · seed {self.seed}"
+
+
+@dataclass
+class CellOutcome:
+    cell: Cell
+    result: CellResult
+    skipped: bool
+
+
+class Reporter(Protocol):
+    """How the runner talks to a user interface; the CLI renders it with rich."""
+
+    def cell_skipped(self, cell: Cell) -> None: ...
+    def cell_started(self, cell: Cell, index: int, total: int) -> None: ...
+    def cell_finished(self, cell: Cell, result: CellResult) -> None: ...
+    def progress(self, label: str, total: int) -> Callable[[int], None]: ...
+
+
+class SilentReporter:
+    def cell_skipped(self, cell: Cell) -> None:
+        pass
+
+    def cell_started(self, cell: Cell, index: int, total: int) -> None:
+        pass
+
+    def cell_finished(self, cell: Cell, result: CellResult) -> None:
+        pass
+
+    def progress(self, label: str, total: int) -> Callable[[int], None]:
+        return lambda n: None
+
+
+def parse_batch_size(value: str | int) -> int | str:
+    """``auto`` or a positive integer; checked before any model is loaded."""
+    if str(value).strip().lower() == "auto":
+        return "auto"
+    try:
+        size = int(value)
+    except ValueError:
+        raise OptionError(f"--batch-size {value!r}: give a positive integer or 'auto'") from None
+    if size < 1:
+        raise OptionError(f"--batch-size {size}: must be at least 1 (or 'auto')")
+    return size
+
+
+def parse_modes(modes: list[str]) -> list[Mode]:
+    out = []
+    for name in modes:
+        try:
+            out.append(Mode(name.strip().lower()))
+        except ValueError:
+            choices = ", ".join(m.value for m in Mode)
+            raise OptionError(f"--mode {name!r}: choose from {choices}") from None
+    return out
+
+
+def check_output_dir(folder: Path) -> None:
+    """Fail before any work if results could not be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".posharness-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(
+            f"output folder {folder} is not writable ({exc.strerror}): pass --output-dir with a "
+            "folder you can write to"
+        ) from exc
+
+
+def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
+    from posharness.plugins import tasks as task_registry
+
+    if config.limit is not None and config.limit < 1:
+        raise OptionError(f"--limit {config.limit}: must be a positive number of examples")
+    if config.dtype not in DTYPE_CHOICES:
+        raise OptionError(f"--dtype {config.dtype!r}: choose from {', '.join(DTYPE_CHOICES)}")
+    if not config.models:
+        raise OptionError("no model given: pass --model NAME (see `posharness list models`)")
+    if not config.tasks:
+        raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
+    check_device_name(config.device)
+    task_names = task_registry.expand(config.tasks)
+    for task in config.task_args:
+        if task not in task_names:
+            raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
+    modes = parse_modes(config.modes)
+    for spec in config.models:
+        parse_model_spec(spec)
+    check_output_dir(config.output_dir)
+    return task_names, modes
+
+
+def cell_identity(fingerprint: str, mode: Mode, task: Task, options: Mapping[str, Any], seed: int, limit: int | None) -> str:
+    return hash_obj(
+        {
+            "fingerprint": fingerprint,
+            "mode": str(mode),
+            "task": task.spec.name,
+            "version": task.spec.version,
+            "options": dict(options),
+            "seed": seed,
+            "limit": limit,
+        }
+    )[:16]
+
+
+def plan(config: RunConfig, device: str) -> list[Cell]:
+    """Every cell of the run, in order: model, then task, then mode, then seed."""
+    from posharness.plugins import tasks as task_registry
+
+    task_names, modes = validate(config)
+    options = LoadOptions(dtype=config.dtype, device=device)
+    cells = []
+    for text in config.models:
+        spec = parse_model_spec(text)
+        model = load_model(spec, options)
+        for mode in modes:
+            if mode not in model.modes:
+                supported = ", ".join(str(m) for m in model.modes)
+                raise UnsupportedModeError(
+                    f"model {spec.text} supports modes {supported}, not {mode}: drop it from --mode"
+                )
+        for name in task_names:
+            task: Task = task_registry.get(name)()
+            task_options = resolve_options(task.spec, config.task_args.get(name, {}))
+            for mode in modes:
+                for seed in config.seeds:
+                    cell_id = cell_identity(model.fingerprint(), mode, task, task_options, seed, config.limit)
+                    path = config.output_dir / spec.slug / f"{name}__{mode}__seed{seed}.json"
+                    cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
+    return cells
+
+
+def finished_result(cell: Cell) -> CellResult | None:
+    if not cell.path.exists():
+        return None
+    try:
+        result = read_result(cell.path)
+    except SchemaError:
+        return None  # an old or damaged file for this cell is simply redone
+    return result if result.cell_id == cell.cell_id else None
+
+
+def run(config: RunConfig, reporter: Reporter | None = None) -> list[CellOutcome]:
+    reporter = reporter or SilentReporter()
+    device = resolve_device(config.device)
+    if config.cache_dir is not None:
+        remember_file_hashes_in(config.cache_dir / "file-hashes")
+    cells = plan(config, device)
+    cache = FeatureCache(config.cache_dir)
+    outcomes = []
+    todo = []
+    for cell in cells:
+        done = None if config.overwrite else finished_result(cell)
+        if done is not None:
+            reporter.cell_skipped(cell)
+            outcomes.append(CellOutcome(cell, done, skipped=True))
+        else:
+            todo.append(cell)
+    for index, cell in enumerate(todo, start=1):
+        reporter.cell_started(cell, index, len(todo))
+        result = execute(cell, config, device, cache, reporter)
+        reporter.cell_finished(cell, result)
+        outcomes.append(CellOutcome(cell, result, skipped=False))
+    order = {id(c): i for i, c in enumerate(cells)}
+    return sorted(outcomes, key=lambda o: order[id(o.cell)])
+
+
+def execute(cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter) -> CellResult:
+    from posharness.batching import BatchedEncoder
+
+    started = datetime.now(UTC)
+    clock = time.perf_counter()
+    artifact_dir = cell.path.with_suffix("")
+    ctx = TaskContext(
+        mode=cell.mode,
+        seed=cell.seed,
+        device=device,
+        batch_size=config.batch_size,
+        limit=config.limit,
+        cache=cache,
+        artifact_dir=artifact_dir,
+        options=dict(cell.options),
+        make_encoder=lambda want: BatchedEncoder(
+            cell.model, cell.mode, want, config.batch_size, device_type(device)
+        ),
+        progress=reporter.progress,
+    )
+    outcome: TaskResult = cell.task.run(cell.model, ctx)
+    examples_file = None
+    if outcome.examples is not None:
+        examples_path = artifact_dir / "examples.jsonl"
+        atomic_write_text(examples_path, "".join(_jsonl(e) for e in outcome.examples))
+        examples_file = str(examples_path.relative_to(cell.path.parent))
+    elapsed = time.perf_counter() - clock
+    result = CellResult(
+        cell_id=cell.cell_id,
+        model=ModelInfo(
+            spec=cell.spec.text,
+            fingerprint=cell.model.fingerprint(),
+            pe_card=_as_dict(cell.model.pe_card()),
+            details=cell.model.describe(),
+        ),
+        mode=_mode_info(cell),
+        task=TaskInfo(
+            name=cell.task.spec.name,
+            version=cell.task.spec.version,
+            family=cell.task.spec.family,
+            main_metric=cell.task.spec.main_metric,
+            headline_metrics=list(cell.task.spec.headline_metrics or (cell.task.spec.main_metric,)),
+            data_hash=outcome.data_hash,
+            options=cell.options,
+            settings=outcome.settings,
+        ),
+        seed=cell.seed,
+        metrics={k: MetricValue(**_as_dict(v)) for k, v in outcome.metrics.items()},
+        details=outcome.details,
+        examples_file=examples_file,
+        artifacts=[str((artifact_dir / a).relative_to(cell.path.parent)) for a in outcome.artifacts],
+        environment=_environment(cell, device, ctx),
+        timings=Timings(
+            started_at=started.isoformat(),
+            finished_at=datetime.now(UTC).isoformat(),
+            total_s=round(elapsed, 4),
+            encode_s=round(sum(e.log.seconds for e in ctx.encoders), 4) if ctx.encoders else None,
+        ),
+    )
+    write_result(result, cell.path)
+    return result
+
+
+def _mode_info(cell: Cell) -> ModeInfo:
+    support = cell.model.modes[cell.mode]
+    return ModeInfo(
+        name=str(cell.mode),
+        exact=support.exact,
+        definition=support.definition,
+        content_free_delta=support.content_free_delta,
+    )
+
+
+def _environment(cell: Cell, device: str, ctx: TaskContext) -> Environment:
+    from posharness import __version__
+    from posharness.environment import git_hash, package_versions, platform_name, python_version
+
+    details = cell.model.describe()
+    batch: dict[str, Any] = {"requested": ctx.batch_size}
+    if ctx.encoders:
+        logs = [e.log for e in ctx.encoders]
+        used = sorted({s for log in logs for s in log.sizes_used}, reverse=True)
+        tokens = sum(log.tokens for log in logs)
+        padded = sum(log.padded_tokens for log in logs)
+        batch.update(
+            sizes_used=used,
+            halvings_on_oom=sum(log.halvings for log in logs),
+            sequences=sum(log.sequences for log in logs),
+            padding_fraction=round(1 - tokens / padded, 4) if padded else 0.0,
+        )
+    return Environment(
+        posharness=__version__,
+        python=python_version(),
+        platform=platform_name(),
+        packages=package_versions(),
+        git_hash=git_hash(),
+        device=device,
+        dtype=details.get("dtype"),
+        attn_implementation=details.get("attn_implementation"),
+        batch=batch,
+    )
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(obj):
+        return asdict(obj)  # type: ignore[arg-type]
+    return dict(obj)
+
+
+def _jsonl(example: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(example, sort_keys=True, default=float) + "\n"

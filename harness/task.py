@@ -1,0 +1,114 @@
+"""What a task is: a frozen ``TaskSpec`` plus ``run(model, ctx) -> TaskResult``.
+
+Tasks are small classes registered with ``@register_task``. Their modules must stay light
+at import (heavy imports inside ``run``) because the runner imports a task to learn its
+version before deciding that a finished cell can be skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from posharness.errors import OptionError
+
+if TYPE_CHECKING:
+    from posharness.adapter import Mode, ModelAdapter
+    from posharness.batching import BatchedEncoder
+    from posharness.cache import FeatureCache
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    version: str  # bump when the task's numbers would change; part of the cell identity
+    family: str  # attention-geometry | fine-tune | probe | perturbation | ...
+    description: str  # one line, shown by `posharness list tasks`
+    main_metric: str
+    headline_metrics: tuple[str, ...] = ()  # shown in tables by default (main metric if empty)
+    needs: frozenset[str] = frozenset()  # model outputs: {"hidden", "attentions"}
+    data_source: str = "synthetic"
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # task options and their defaults
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One number with its uncertainty where the task can give one."""
+
+    value: float
+    stderr: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+
+
+@dataclass
+class TaskResult:
+    metrics: dict[str, Metric]
+    data_hash: str
+    details: dict[str, Any] = field(default_factory=dict)  # per-layer/per-head values etc.
+    examples: list[dict[str, Any]] | None = None  # per-example outputs for paired tests
+    artifacts: list[Path] = field(default_factory=list)  # figures, relative to the cell dir
+    settings: dict[str, Any] = field(default_factory=dict)  # what the task actually used
+
+
+@dataclass
+class TaskContext:
+    """Everything a task may use besides the model; built by the runner per cell."""
+
+    mode: Mode
+    seed: int
+    device: str
+    batch_size: int | str
+    limit: int | None
+    cache: FeatureCache
+    artifact_dir: Path
+    options: dict[str, Any]
+    make_encoder: Callable[[frozenset[str]], BatchedEncoder]
+    progress: Callable[[str, int], Callable[[int], None]]  # (label, total) -> advance(n)
+    encoders: list[BatchedEncoder] = field(default_factory=list)
+
+    def encoder(self, want: frozenset[str]) -> BatchedEncoder:
+        encoder = self.make_encoder(want)
+        self.encoders.append(encoder)
+        return encoder
+
+
+class Task(Protocol):
+    spec: TaskSpec
+
+    def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult: ...
+
+
+def resolve_options(spec: TaskSpec, given: Mapping[str, str]) -> dict[str, Any]:
+    """Merge ``--task-arg TASK.KEY=VALUE`` strings into the task's typed defaults."""
+    options = dict(spec.defaults)
+    for key, raw in given.items():
+        if key not in spec.defaults:
+            known = ", ".join(sorted(spec.defaults)) or "none"
+            raise OptionError(f"task {spec.name} has no option {key!r}: known options are {known}")
+        default = spec.defaults[key]
+        options[key] = _coerce(spec.name, key, raw, default)
+    return options
+
+
+def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
+    if isinstance(raw, type(default)) and not isinstance(default, bool):
+        return raw
+    try:
+        if isinstance(default, bool):
+            lowered = str(raw).lower()
+            if lowered not in {"true", "false", "1", "0", "yes", "no"}:
+                raise ValueError(raw)
+            return lowered in {"true", "1", "yes"}
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+    except ValueError:
+        raise OptionError(
+            f"--task-arg {task}.{key}={raw}: expected a {type(default).__name__}"
+        ) from None
+    return str(raw)

@@ -1,0 +1,1 @@
+"""Built-in model adapters: Hugging Face encoders (and, later, the native PE zoo)."""
