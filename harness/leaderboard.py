@@ -85,13 +85,15 @@ def collect_results(folder: Path) -> list[tuple[Path, CellResult]]:
 def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> Leaderboard:
     """Aggregate results into rows; ``location`` is where the leaderboard will be saved."""
     columns: dict[str, Column] = {}
+    rank: dict[str, int] = {}  # headline metrics keep the order the task declares
     groups: dict[tuple[str, str], list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
         groups[(result.model.fingerprint, result.mode.name)].append((path, result))
-        headline = set(result.task.headline_metrics or [result.task.main_metric])
+        headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
             column = Column(task=result.task.name, metric=metric, headline=metric in headline)
             columns.setdefault(column.key, column)
+            rank[column.key] = headline.index(metric) if metric in headline else len(headline)
     rows = []
     for (_, mode), members in groups.items():
         first = members[0][1]
@@ -114,7 +116,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
         )
     mode_order = {"both": 0, "contextual": 1, "positional": 2}
     rows.sort(key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
-    ordered = sorted(columns.values(), key=lambda c: (c.task, not c.headline, c.metric))
+    ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
     return Leaderboard(name=name, created_at=datetime.now(UTC).isoformat(), columns=ordered, rows=rows)
 
 
