@@ -27,7 +27,8 @@ def err_console() -> Console:
 
 
 class RichReporter:
-    """Progress on stderr: one bar for the cells, one for the work inside each cell."""
+    """Bars on stderr (one for the cells, one for the work inside a cell); a line per cell
+    on stdout, so stderr carries nothing but bars and, on failure, the one error line."""
 
     def __init__(self, progress: Progress) -> None:
         self.bar = progress
@@ -37,24 +38,26 @@ class RichReporter:
         self.bar.update(self.cells, total=total)
 
     def cell_skipped(self, cell) -> None:
-        self.bar.console.print(f"[dim]skip[/] {cell.label} (finished: {cell.path})")
+        console().print(f"[dim]skip[/] {cell.label} (finished: {cell.path})")
 
     def cell_started(self, cell, index: int, total: int) -> None:
         self.bar.update(self.cells, total=total, completed=index - 1, description=f"cell {index}/{total}")
-        self.bar.console.print(f"[bold]run[/]  {cell.label}")
+        console().print(f"[bold]run[/]  {cell.label}")
 
     def cell_finished(self, cell, result: CellResult) -> None:
         self.bar.advance(self.cells)
         main = result.metrics.get(result.task.main_metric)
         value = f"{result.task.main_metric}={main.value:.4f}" if main else ""
-        self.bar.console.print(f"[green]done[/] {cell.label} {value} ({result.timings.total_s:.1f} s)")
+        console().print(f"[green]done[/] {cell.label} {value} ({result.timings.total_s:.1f} s)")
 
     def progress(self, label: str, total: int) -> Callable[[int], None]:
         task = self.bar.add_task(label, total=total)
+        done = [0]
 
         def advance(n: int) -> None:
             self.bar.advance(task, n)
-            if self.bar.tasks[task].finished:
+            done[0] += n
+            if done[0] >= total:
                 self.bar.remove_task(task)
 
         return advance

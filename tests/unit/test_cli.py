@@ -1,0 +1,158 @@
+"""The command line as a user meets it: bad input gives one line, exit code 2, fast."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+FAST_ARGS = [
+    "--task-arg", "locality_symmetry.length=24",
+    "--task-arg", "locality_symmetry.words=8",
+    "--task-arg", "locality_symmetry.bootstrap=10",
+    "--task-arg", "locality_symmetry.figures=false",
+    "--device", "cpu",
+]
+
+
+def posharness(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "posharness", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("posharness: error:")
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["run", "--model", "minilmm", "--tasks", "toeplitz"], ["unknown model", "minilm"]),
+        (["run", "--model", "minilm", "--tasks", "toeplits"], ["unknown task", "toeplitz"]),
+        (["run", "--model", "hf:./no/such/dir", "--tasks", "toeplitz"], ["does not exist"]),
+        (["run", "--model", "hf:nobody/missing-model", "--tasks", "toeplitz"], ["not in the local cache"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--limit", "0"], ["--limit", "positive"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "0"], ["--batch-size"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "many"], ["--batch-size"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--device", "tpu"], ["--device"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--mode", "sideways"], ["--mode"]),
+        (["run", "--model", "minilm", "--tasks", "toeplitz", "--task-arg", "oops"], ["TASK.KEY=VALUE"]),
+        (["run", "--model", "minilm"], ["--tasks"]),
+        (["list", "widgets"], ["widgets"]),
+        (["leaderboard", "show", "missing.json"], ["does not exist"]),
+        (["leaderboard", "build", "no-results-here", "-o", "lb.json"], ["does not exist"]),
+    ],
+)
+def test_bad_input_gives_one_line_exit_2_within_5_seconds(tmp_path, args, fragments):
+    start = time.perf_counter()
+    proc = posharness(*args, cwd=tmp_path)
+    assert time.perf_counter() - start < 5
+    assert_one_line_error(proc, *fragments)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_unwritable_output_folder(tmp_path, tiny_bert):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    proc = posharness("run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
+                      "--output-dir", str(blocker / "results"), *FAST_ARGS, cwd=tmp_path)
+    assert_one_line_error(proc, "not writable", "--output-dir")
+
+
+def test_full_run_then_rerun_skips_and_shows_the_leaderboard(tmp_path, tiny_bert):
+    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
+            "--leaderboard", "lb.json", *FAST_ARGS]
+    first = posharness(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "locality" in first.stdout and "1 cell(s) run" in first.stdout
+    second = posharness(*args, cwd=tmp_path)
+    assert second.returncode == 0 and "0 cell(s) run, 1 already finished" in second.stdout
+    shown = posharness("leaderboard", "show", "lb.json", "--format", "csv", cwd=tmp_path)
+    header, row = shown.stdout.strip().splitlines()
+    assert "locality_symmetry/locality" in header and row.split(",")[2] == "both"
+    md = posharness("leaderboard", "show", "lb.json", "--format", "md", cwd=tmp_path)
+    assert md.stdout.startswith("| PE family | model | mode |")
+
+
+def test_corrupt_cache_entry_is_reported_with_the_fix(tmp_path, tiny_bert):
+    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry", *FAST_ARGS]
+    env = {"POSHARNESS_CACHE": str(tmp_path / "cache")}
+    assert posharness(*args, cwd=tmp_path, env_extra=env).returncode == 0
+    (entry,) = (tmp_path / "cache").rglob("*.safetensors")
+    entry.write_bytes(b"\x00garbage")
+    proc = posharness(*args, "--overwrite", cwd=tmp_path, env_extra=env)
+    assert_one_line_error(proc, "corrupt", "--no-cache")
+    ok = posharness(*args, "--overwrite", "--no-cache", cwd=tmp_path, env_extra=env)
+    assert ok.returncode == 0
+
+
+def test_files_of_another_schema_version_are_refused(tmp_path, tiny_bert):
+    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
+            "--leaderboard", "lb.json", *FAST_ARGS]
+    assert posharness(*args, cwd=tmp_path).returncode == 0
+    (result_file,) = (tmp_path / "results").rglob("*.json")
+    data = json.loads(result_file.read_text())
+    data["schema_version"] = 99
+    result_file.write_text(json.dumps(data))
+    proc = posharness("leaderboard", "build", "results", "-o", "new.json", cwd=tmp_path)
+    assert_one_line_error(proc, "schema_version 99")
+    assert not (tmp_path / "new.json").exists()
+    board = json.loads((tmp_path / "lb.json").read_text())
+    board["schema_version"] = 0
+    (tmp_path / "old.json").write_text(json.dumps(board))
+    assert_one_line_error(posharness("leaderboard", "show", "old.json", cwd=tmp_path), "schema_version 0")
+
+
+KILLER = '''
+import os, signal
+import posharness.runner as runner
+_real = runner.write_result
+_count = {"n": 0}
+def _write_then_die(result, path):
+    _count["n"] += 1
+    if _count["n"] == int(os.environ["DIE_AT"]):
+        os.kill(os.getpid(), signal.SIGKILL)
+    _real(result, path)
+runner.write_result = _write_then_die
+'''
+
+
+def test_kill_9_mid_run_resumes_to_the_uninterrupted_results(tmp_path, tiny_bert):
+    killer = tmp_path / "killer.py"
+    killer.write_text(KILLER)
+    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry", "--seed", "0,1,2",
+            "--output-dir", "out", *FAST_ARGS]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    clean = posharness(*args, cwd=tmp_path / "a")
+    assert clean.returncode == 0
+    killed = posharness(*args, "--include", str(killer), cwd=tmp_path / "b", env_extra={"DIE_AT": "2"})
+    assert killed.returncode == -9
+    assert len(list((tmp_path / "b" / "out").rglob("*.json"))) == 1
+    assert not list((tmp_path / "b" / "out").rglob("*.tmp"))
+    resumed = posharness(*args, cwd=tmp_path / "b")
+    assert resumed.returncode == 0 and "2 cell(s) run, 1 already finished" in resumed.stdout
+    for seed in (0, 1, 2):
+        name = f"locality_symmetry__both__seed{seed}.json"
+        a = json.loads(next((tmp_path / "a" / "out").rglob(name)).read_text())
+        b = json.loads(next((tmp_path / "b" / "out").rglob(name)).read_text())
+        assert a["metrics"] == b["metrics"] and a["cell_id"] == b["cell_id"]
+
+
+def test_python_dash_m_and_console_script_agree(tmp_path):
+    proc = posharness("--version", cwd=tmp_path)
+    assert proc.returncode == 0 and "posharness" in proc.stdout
