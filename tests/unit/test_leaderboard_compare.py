@@ -1,0 +1,113 @@
+"""Leaderboards built from result files, and paired comparisons between two of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from posharness import leaderboard as lb
+from posharness.compare import compare_files, mcnemar, paired_test, permutation_test
+from posharness.errors import DataError
+from posharness.results import (
+    CellResult,
+    Environment,
+    MetricValue,
+    ModeInfo,
+    ModelInfo,
+    TaskInfo,
+    Timings,
+    write_result,
+)
+
+
+def make_result(model: str, fingerprint: str, seed: int, value: float, examples: str | None = None) -> CellResult:
+    return CellResult(
+        cell_id=f"{fingerprint}-{seed}",
+        model=ModelInfo(spec=model, fingerprint=fingerprint, pe_card={"family": "learned absolute"}),
+        mode=ModeInfo(name="both", exact=True),
+        task=TaskInfo(name="probe", version="1", family="test", main_metric="acc",
+                      headline_metrics=["acc"], data_hash="d"),
+        seed=seed,
+        metrics={"acc": MetricValue(value=value), "aux": MetricValue(value=value / 2)},
+        examples_file=examples,
+        environment=Environment(posharness="0", python="3", platform="x", packages={}, device="cpu"),
+        timings=Timings(started_at="t", finished_at="t", total_s=1.0),
+    )
+
+
+def write_run(folder: Path, model: str, fingerprint: str, outcomes: dict[int, list[int]]) -> None:
+    """One result per seed, with per-example 0/1 correctness."""
+    for seed, correct in outcomes.items():
+        stem = folder / model / f"probe__both__seed{seed}"
+        stem.mkdir(parents=True, exist_ok=True)
+        (stem / "examples.jsonl").write_text(
+            "".join(json.dumps({"id": str(i), "acc": c}) + "\n" for i, c in enumerate(correct))
+        )
+        result = make_result(model, fingerprint, seed, float(np.mean(correct)), f"{stem.name}/examples.jsonl")
+        write_result(result, stem.with_suffix(".json"))
+
+
+def test_rows_average_over_seeds_with_standard_deviation(tmp_path):
+    write_run(tmp_path / "r", "m1", "f1", {0: [1, 1, 0, 0], 1: [1, 1, 1, 0]})
+    board = lb.build(lb.collect_results(tmp_path / "r"), "x", tmp_path / "lb.json")
+    (row,) = board.rows
+    score = row.scores["probe/acc"]
+    assert score.mean == pytest.approx(0.625) and score.n_seeds == 2
+    assert score.sd == pytest.approx(np.std([0.5, 0.75], ddof=1))
+    assert [c.key for c in lb.visible_columns(board, False)] == ["probe/acc"]
+    assert {c.key for c in lb.visible_columns(board, True)} == {"probe/acc", "probe/aux"}
+
+
+def test_saved_leaderboard_round_trips_and_renders(tmp_path):
+    write_run(tmp_path / "r", "m1", "f1", {0: [1, 0]})
+    path = tmp_path / "boards" / "lb.json"
+    lb.save(lb.build(lb.collect_results(tmp_path / "r"), "x", path), path)
+    board = lb.load(path)
+    assert board.rows[0].results == ["../r/m1/probe__both__seed0.json"]
+    assert "| learned absolute | m1 | both | 0.5000 |" in lb.to_markdown(board)
+    assert lb.to_csv(board).splitlines()[1].startswith("learned absolute,m1,both,True,0.5")
+
+
+def test_empty_results_folder_is_an_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match="no result files"):
+        lb.collect_results(tmp_path / "empty")
+
+
+def test_compare_runs_mcnemar_on_paired_correctness(tmp_path):
+    a = [1] * 30 + [0] * 10
+    b = [1] * 30 + [1] * 10  # B fixes ten items, breaks none
+    write_run(tmp_path / "ra", "m1", "f1", {0: a})
+    write_run(tmp_path / "rb", "m2", "f2", {0: b})
+    for name in ("ra", "rb"):
+        path = tmp_path / f"{name}.json"
+        lb.save(lb.build(lb.collect_results(tmp_path / name), name, path), path)
+    (row,) = compare_files(tmp_path / "ra.json", tmp_path / "rb.json")
+    acc = next(m for m in row.metrics if m.key == "probe/acc")
+    assert acc.delta == pytest.approx(0.25)
+    assert acc.test.name == "mcnemar-exact"
+    assert acc.test.p_value == pytest.approx(2 * 0.5**10)
+    aux = next(m for m in row.metrics if m.key == "probe/aux")
+    assert aux.test is None and "no paired test possible" in aux.note
+
+
+def test_paired_permutation_detects_a_consistent_shift():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=60)
+    shifted = permutation_test(x, x + 0.5 + rng.normal(scale=0.1, size=60))
+    assert shifted.p_value < 0.01 and shifted.ci_low > 0.3
+    same = permutation_test(x, x + rng.normal(scale=0.1, size=60))
+    assert same.p_value > 0.01
+
+
+def test_mcnemar_without_discordant_pairs_is_not_significant():
+    x = np.array([1.0, 0.0, 1.0])
+    assert mcnemar(x, x).p_value == 1.0
+
+
+def test_paired_test_without_shared_examples_explains_itself():
+    test, note = paired_test({"a": {"acc": 1}}, {"b": {"acc": 0}}, "acc")
+    assert test is None and "no shared examples" in note
