@@ -218,7 +218,13 @@ def _import_target(target: str, kind: str, name: str):
         ) from exc
     obj = module
     for part in attr.split(".") if attr else []:
-        obj = getattr(obj, part)
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UnknownNameError(
+                f"{kind} {name!r} points to {target!r}, but {module_name} has no attribute "
+                f"{part!r}: reinstall or fix the package that provides it"
+            ) from None
     return obj
 
 
@@ -234,6 +240,9 @@ def include(path: str | Path, registries: tuple[Registry, ...]) -> list[str]:
     files = sorted(path.glob("*.py")) if path.is_dir() else [path]
     if path.is_file() and path.suffix != ".py":
         raise OptionError(f"--include {path}: not a .py file; give a Python file or a folder")
+    # Installed plugins first: an included file must not shadow them, nor take their origin.
+    for registry in registries:
+        registry.load_plugins()
     imported = []
     for file in files:
         module_name = f"posharness_include_{abs(hash(str(file.resolve()))):x}_{file.stem}"
