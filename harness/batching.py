@@ -20,7 +20,9 @@ AUTO = "auto"  # batch size chosen by the encoder: halves on out-of-memory
 AUTO_START = {"cpu": 32, "cuda": 128, "mps": 64}
 
 
-def pad_batch(items: Sequence[TokenizedText], pad_token_id: int, pad_to: int | None = None) -> EncoderBatch:
+def pad_batch(
+    items: Sequence[TokenizedText], pad_token_id: int, pad_to: int | None = None
+) -> EncoderBatch:
     """Right-pad to the longest item (or to ``pad_to``) and build the masks."""
     width = max(len(item) for item in items)
     if pad_to is not None:

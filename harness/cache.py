@@ -50,7 +50,13 @@ class FeatureCache:
     @staticmethod
     def key(fingerprint: str, mode: str, input_hash: str, kind: str, extra: Any = None) -> str:
         return hash_obj(
-            {"fingerprint": fingerprint, "mode": mode, "input": input_hash, "kind": kind, "extra": extra}
+            {
+                "fingerprint": fingerprint,
+                "mode": mode,
+                "input": input_hash,
+                "kind": kind,
+                "extra": extra,
+            }
         )
 
     def path(self, key: str, kind: str) -> Path:
@@ -74,7 +80,9 @@ class FeatureCache:
                 f"cache folder {self.root}) or rerun with --no-cache"
             ) from exc
 
-    def save(self, key: str, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
+    def save(
+        self, key: str, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]
+    ) -> None:
         if self.root is None:
             return
         from safetensors.torch import save_file
@@ -91,7 +99,9 @@ class FeatureCache:
             ) from exc
         try:
             contiguous = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
-            save_file(contiguous, tmp, metadata={"format": FORMAT, "meta": json.dumps(meta, default=str)})
+            save_file(
+                contiguous, tmp, metadata={"format": FORMAT, "meta": json.dumps(meta, default=str)}
+            )
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):

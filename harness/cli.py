@@ -54,35 +54,107 @@ def cli() -> None:
 
 # -- run ---------------------------------------------------------------------------------
 @cli.command()
-@click.option("--model", "models", multiple=True, required=True, metavar="SPEC",
-              help="minilm, hf:HUB_ID, hf:/local/dir, NAME@CHECKPOINT; repeat or comma-separate.")
-@click.option("--tasks", "tasks", multiple=True, required=True, metavar="NAMES",
-              help="Task or group names, comma-separated (see `posharness list tasks`).")
-@click.option("--mode", "modes", multiple=True, default=("both",), show_default=True,
-              metavar="MODES", help="both, contextual, positional; comma-separated.")
-@click.option("--seed", "seeds", default="0", show_default=True, metavar="N[,N]",
-              help="One or more seeds; each is its own cell.")
-@click.option("--output-dir", type=click.Path(path_type=Path), default=Path("results"),
-              show_default=True, help="Where the JSON result files go.")
-@click.option("--leaderboard", "leaderboard_path", type=click.Path(path_type=Path), default=None,
-              help="Leaderboard file to write [default: leaderboards/<model>.json].")
-@click.option("--cache-dir", type=click.Path(path_type=Path), default=None,
-              help="Feature cache [default: $POSHARNESS_CACHE or the user cache dir].")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    metavar="SPEC",
+    help="minilm, hf:HUB_ID, hf:/local/dir, NAME@CHECKPOINT; repeat or comma-separate.",
+)
+@click.option(
+    "--tasks",
+    "tasks",
+    multiple=True,
+    required=True,
+    metavar="NAMES",
+    help="Task or group names, comma-separated (see `posharness list tasks`).",
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    default=("both",),
+    show_default=True,
+    metavar="MODES",
+    help="both, contextual, positional; comma-separated.",
+)
+@click.option(
+    "--seed",
+    "seeds",
+    default="0",
+    show_default=True,
+    metavar="N[,N]",
+    help="One or more seeds; each is its own cell.",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    default=Path("results"),
+    show_default=True,
+    help="Where the JSON result files go.",
+)
+@click.option(
+    "--leaderboard",
+    "leaderboard_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Leaderboard file to write [default: leaderboards/<model>.json].",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Feature cache [default: $POSHARNESS_CACHE or the user cache dir].",
+)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the feature cache.")
-@click.option("--batch-size", default="auto", show_default=True, metavar="auto|N",
-              help="Sequences per batch; auto halves on out-of-memory.")
+@click.option(
+    "--batch-size",
+    default="auto",
+    show_default=True,
+    metavar="auto|N",
+    help="Sequences per batch; auto halves on out-of-memory.",
+)
 @click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps")
-@click.option("--dtype", default="auto", show_default=True,
-              type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
-              help="auto = bfloat16 on CUDA, float32 elsewhere.")
-@click.option("--limit", type=int, default=None, metavar="N",
-              help="Use at most N examples per task (quick checks).")
-@click.option("--task-arg", "task_args", multiple=True, metavar="TASK.KEY=VALUE",
-              help="A task option, e.g. locality_symmetry.words=50; repeatable.")
+@click.option(
+    "--dtype",
+    default="auto",
+    show_default=True,
+    type=click.Choice(["auto", "float32", "bfloat16", "float16"]),
+    help="auto = bfloat16 on CUDA, float32 elsewhere.",
+)
+@click.option(
+    "--limit",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Use at most N examples per task (quick checks).",
+)
+@click.option(
+    "--task-arg",
+    "task_args",
+    multiple=True,
+    metavar="TASK.KEY=VALUE",
+    help="A task option, e.g. locality_symmetry.words=50; repeatable.",
+)
 @click.option("--overwrite", is_flag=True, help="Recompute cells that already have results.")
 @include_option
-def run(models, tasks, modes, seeds, output_dir, leaderboard_path, cache_dir, no_cache,
-        batch_size, device, dtype, limit, task_args, overwrite) -> None:
+def run(
+    models,
+    tasks,
+    modes,
+    seeds,
+    output_dir,
+    leaderboard_path,
+    cache_dir,
+    no_cache,
+    batch_size,
+    device,
+    dtype,
+    limit,
+    task_args,
+    overwrite,
+) -> None:
     """Run tasks on models and write results, a leaderboard and figures."""
     from posharness.cache import default_cache_dir
     from posharness.runner import RunConfig, parse_batch_size
@@ -122,7 +194,9 @@ def _parse_task_args(items: tuple[str, ...]) -> dict[str, dict[str, str]]:
         key, sep, value = item.partition("=")
         task, dot, option = key.partition(".")
         if not sep or not dot or not task or not option:
-            raise OptionError(f"--task-arg {item!r}: write TASK.KEY=VALUE, e.g. toeplitz.controls=50")
+            raise OptionError(
+                f"--task-arg {item!r}: write TASK.KEY=VALUE, e.g. toeplitz.controls=50"
+            )
         parsed.setdefault(task.strip(), {})[option.strip()] = value.strip()
     return parsed
 
@@ -146,8 +220,13 @@ def leaderboard() -> None:
 
 @leaderboard.command(name="build")
 @click.argument("results_dir", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
-              help="Leaderboard JSON to write, e.g. leaderboards/NAME.json.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Leaderboard JSON to write, e.g. leaderboards/NAME.json.",
+)
 @click.option("--name", default=None, help="Display name [default: the file's stem].")
 @include_option
 def leaderboard_build(results_dir: Path, output: Path, name: str | None) -> None:
@@ -163,9 +242,16 @@ def leaderboard_build(results_dir: Path, output: Path, name: str | None) -> None
 
 @leaderboard.command(name="show")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["table", "md", "csv", "json"]), default="table",
-              show_default=True)
-@click.option("--all-metrics", is_flag=True, help="Every metric, not only each task's headline ones.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--all-metrics", is_flag=True, help="Every metric, not only each task's headline ones."
+)
 @include_option
 def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
     """Print a leaderboard as a table, Markdown, CSV or JSON."""

@@ -76,7 +76,9 @@ def compare_files(path_a: Path, path_b: Path) -> list[RowComparison]:
         for key in keys:
             task, metric = key.split("/", 1)
             test, note = paired_test(examples_a.get(task), examples_b.get(task), metric)
-            metrics.append(MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note))
+            metrics.append(
+                MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note)
+            )
         out.append(RowComparison(a, b, metrics))
     return out
 
@@ -148,5 +150,10 @@ def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
     boot = stats.bootstrap((diff,), np.mean, n_resamples=RESAMPLES, rng=rng, method="percentile")
     low, high = boot.confidence_interval
     return PairedTest(
-        "paired-permutation", len(x), float(diff.mean()), float(perm.pvalue), float(low), float(high)
+        "paired-permutation",
+        len(x),
+        float(diff.mean()),
+        float(perm.pvalue),
+        float(low),
+        float(high),
     )

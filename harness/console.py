@@ -41,7 +41,9 @@ class RichReporter:
         console().print(f"[dim]skip[/] {cell.label} (finished: {cell.path})")
 
     def cell_started(self, cell, index: int, total: int) -> None:
-        self.bar.update(self.cells, total=total, completed=index - 1, description=f"cell {index}/{total}")
+        self.bar.update(
+            self.cells, total=total, completed=index - 1, description=f"cell {index}/{total}"
+        )
         console().print(f"[bold]run[/]  {cell.label}")
 
     def cell_finished(self, cell, result: CellResult) -> None:
@@ -130,7 +132,9 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
         a, b = comparison.a, comparison.b
         table = Table(title=f"A = {a.model} ({a.mode})   B = {b.model} ({b.mode})")
         for column in ("task/metric", "A", "B", "B − A", "paired test", "p", "95% CI of Δ", "n"):
-            table.add_column(column, justify="left" if column in {"task/metric", "paired test"} else "right")
+            table.add_column(
+                column, justify="left" if column in {"task/metric", "paired test"} else "right"
+            )
         for m in comparison.metrics:
             if m.key not in headline:
                 continue
@@ -142,7 +146,9 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
                 _fmt(m.delta, signed=True),
                 test.name if test else m.note,
                 f"{test.p_value:.4g}" if test else "–",
-                f"[{test.ci_low:+.4f}, {test.ci_high:+.4f}]" if test and test.ci_low is not None else "–",
+                f"[{test.ci_low:+.4f}, {test.ci_high:+.4f}]"
+                if test and test.ci_low is not None
+                else "–",
                 str(test.n) if test else "–",
             )
         console().print(table)

@@ -33,11 +33,14 @@ def resolve_device(name: str) -> str:
         return "cpu"
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise OptionError(f"--device {name}: no CUDA device is visible here; use --device cpu or auto")
+            raise OptionError(
+                f"--device {name}: no CUDA device is visible here; use --device cpu or auto"
+            )
         index = int(name.split(":")[1]) if ":" in name else 0
         if index >= torch.cuda.device_count():
             raise OptionError(
-                f"--device {name}: only {torch.cuda.device_count()} CUDA device(s) visible; pick cuda:0.."
+                f"--device {name}: only {torch.cuda.device_count()} CUDA device(s) visible; "
+                "pick a smaller index"
             )
     if name == "mps" and not torch.backends.mps.is_available():
         raise OptionError("--device mps: MPS is not available here; use --device cpu or auto")

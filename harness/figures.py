@@ -60,7 +60,9 @@ def heatmap_grid(matrices: np.ndarray, path: Path, title: str, panel: str = "lay
     count = len(matrices)
     cols = min(count, 6)
     rows = math.ceil(count / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(2.3 * cols, 2.3 * rows + 0.4), dpi=110, squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.3 * cols, 2.3 * rows + 0.4), dpi=110, squeeze=False
+    )
     for index, ax in enumerate(axes.flat):
         ax.set_xticks([])
         ax.set_yticks([])

@@ -117,7 +117,9 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     mode_order = {"both": 0, "contextual": 1, "positional": 2}
     rows.sort(key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
     ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
-    return Leaderboard(name=name, created_at=datetime.now(UTC).isoformat(), columns=ordered, rows=rows)
+    return Leaderboard(
+        name=name, created_at=datetime.now(UTC).isoformat(), columns=ordered, rows=rows
+    )
 
 
 def _score(values: list[tuple[int, Any]]) -> Score:
@@ -144,7 +146,9 @@ def load(path: Path) -> Leaderboard:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise SchemaError(f"leaderboard file {path} is malformed at {where}: {first['msg']}; rebuild it") from exc
+        raise SchemaError(
+            f"leaderboard file {path} is malformed at {where}: {first['msg']}; rebuild it"
+        ) from exc
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -168,7 +172,8 @@ def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[
     columns = visible_columns(board, all_metrics)
     header = ["PE family", "model", "mode"] + [c.key for c in columns]
     body = [
-        [row.pe_family, row.model, _mode_label(row)] + [format_score(row.scores.get(c.key)) for c in columns]
+        [row.pe_family, row.model, _mode_label(row)]
+        + [format_score(row.scores.get(c.key)) for c in columns]
         for row in board.rows
     ]
     return header, body
@@ -185,14 +190,18 @@ def to_csv(board: Leaderboard, all_metrics: bool = False) -> str:
     columns = visible_columns(board, all_metrics)
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["pe_family", "model", "mode", "exact"] + [
-        name for c in columns for name in (c.key, f"{c.key}:sd")
-    ])
+    writer.writerow(
+        ["pe_family", "model", "mode", "exact"]
+        + [name for c in columns for name in (c.key, f"{c.key}:sd")]
+    )
     for row in board.rows:
         values: list[Any] = [row.pe_family, row.model, row.mode, row.exact]
         for c in columns:
             score = row.scores.get(c.key)
-            values += [score.mean if score else "", score.sd if score and score.sd is not None else ""]
+            values += [
+                score.mean if score else "",
+                score.sd if score and score.sd is not None else "",
+            ]
         writer.writerow(values)
     return out.getvalue()
 
@@ -210,10 +219,14 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
     table.add_column("task")
     table.add_column("metric")
     for row in board.rows:
-        table.add_column(f"{row.model}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right")
+        table.add_column(
+            f"{row.model}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right"
+        )
     previous = None
     for column in columns:
         task = column.task if column.task != previous else ""
         previous = column.task
-        table.add_row(task, column.metric, *(format_score(r.scores.get(column.key)) for r in board.rows))
+        table.add_row(
+            task, column.metric, *(format_score(r.scores.get(column.key)) for r in board.rows)
+        )
     return table

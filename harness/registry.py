@@ -66,9 +66,7 @@ class Registry(Generic[T]):
         self._origin_stack: list[tuple[str, str]] = []
 
     # -- registration -------------------------------------------------------------------
-    def register(
-        self, name: str, *, aliases: tuple[str, ...] = ()
-    ) -> Callable[[T], T]:
+    def register(self, name: str, *, aliases: tuple[str, ...] = ()) -> Callable[[T], T]:
         """Decorator form: ``@registry.register("name")``."""
 
         def decorate(obj: T) -> T:
@@ -236,7 +234,9 @@ def include(path: str | Path, registries: tuple[Registry, ...]) -> list[str]:
     """
     path = Path(path)
     if not path.exists():
-        raise OptionError(f"--include {path}: no such file or folder; give a .py file or a folder of them")
+        raise OptionError(
+            f"--include {path}: no such file or folder; give a .py file or a folder of them"
+        )
     files = sorted(path.glob("*.py")) if path.is_dir() else [path]
     if path.is_file() and path.suffix != ".py":
         raise OptionError(f"--include {path}: not a .py file; give a Python file or a folder")

@@ -139,4 +139,6 @@ def read_result(path: Path) -> CellResult:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise SchemaError(f"result file {path} is malformed at {where}: {first['msg']}; regenerate it") from exc
+        raise SchemaError(
+            f"result file {path} is malformed at {where}: {first['msg']}; regenerate it"
+        ) from exc

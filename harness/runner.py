@@ -163,7 +163,14 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
     return task_names, modes
 
 
-def cell_identity(fingerprint: str, mode: Mode, task: Task, options: Mapping[str, Any], seed: int, limit: int | None) -> str:
+def cell_identity(
+    fingerprint: str,
+    mode: Mode,
+    task: Task,
+    options: Mapping[str, Any],
+    seed: int,
+    limit: int | None,
+) -> str:
     return hash_obj(
         {
             "fingerprint": fingerprint,
@@ -198,7 +205,9 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
             task_options = resolve_options(task.spec, config.task_args.get(name, {}))
             for mode in modes:
                 for seed in config.seeds:
-                    cell_id = cell_identity(model.fingerprint(), mode, task, task_options, seed, config.limit)
+                    cell_id = cell_identity(
+                        model.fingerprint(), mode, task, task_options, seed, config.limit
+                    )
                     path = config.output_dir / spec.slug / f"{name}__{mode}__seed{seed}.json"
                     cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
     return cells
@@ -239,7 +248,9 @@ def run(config: RunConfig, reporter: Reporter | None = None) -> list[CellOutcome
     return sorted(outcomes, key=lambda o: order[id(o.cell)])
 
 
-def execute(cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter) -> CellResult:
+def execute(
+    cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
+) -> CellResult:
     from posharness.batching import BatchedEncoder
 
     started = datetime.now(UTC)
@@ -289,7 +300,9 @@ def execute(cell: Cell, config: RunConfig, device: str, cache: FeatureCache, rep
         metrics={k: MetricValue(**_as_dict(v)) for k, v in outcome.metrics.items()},
         details=outcome.details,
         examples_file=examples_file,
-        artifacts=[str((artifact_dir / a).relative_to(cell.path.parent)) for a in outcome.artifacts],
+        artifacts=[
+            str((artifact_dir / a).relative_to(cell.path.parent)) for a in outcome.artifacts
+        ],
         environment=_environment(cell, device, ctx),
         timings=Timings(
             started_at=started.isoformat(),

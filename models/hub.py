@@ -30,7 +30,8 @@ def looks_like_path(name: str) -> bool:
         name.startswith(("/", "./", "../", "~"))
         or name.endswith("/")
         or name.count("/") > 1
-        or os.sep != "/" and os.sep in name
+        or os.sep != "/"
+        and os.sep in name
     )
 
 
@@ -88,11 +89,17 @@ def _resolve_hub_id(repo_id: str, revision: str | None) -> tuple[Path, str | Non
         "cache, or pass a local folder as hf:/path/to/checkpoint"
     )
     if hub_offline():
-        raise ModelLoadError(f"hub model {repo_id!r} is not in the local cache and HF_HUB_OFFLINE is set: {fix}")
+        raise ModelLoadError(
+            f"hub model {repo_id!r} is not in the local cache and HF_HUB_OFFLINE is set: {fix}"
+        )
     if not hub_reachable():
-        raise ModelLoadError(f"hub model {repo_id!r} is not in the local cache and the hub is unreachable: {fix}")
+        raise ModelLoadError(
+            f"hub model {repo_id!r} is not in the local cache and the hub is unreachable: {fix}"
+        )
     try:
         folder = snapshot_download(repo_id, revision=revision, allow_patterns=CHECKPOINT_PATTERNS)
     except Exception as exc:  # repository missing, gated, network dropped mid-way
-        raise ModelLoadError(f"could not download {repo_id!r} ({type(exc).__name__}): {fix}") from exc
+        raise ModelLoadError(
+            f"could not download {repo_id!r} ({type(exc).__name__}): {fix}"
+        ) from exc
     return Path(folder), Path(folder).name

@@ -50,7 +50,9 @@ def build_probe(model: ModelAdapter, words: int, length: int, seed: int) -> Iden
     frame = model.wrap_token_ids([])
     content = length - len(frame)
     if content < 3:
-        raise OptionError(f"identical-word probe: length={length} is too short; use at least {len(frame) + 3}")
+        raise OptionError(
+            f"identical-word probe: length={length} is too short; use at least {len(frame) + 3}"
+        )
     if length > model.max_length:
         raise OptionError(
             f"identical-word probe: length={length} exceeds the model's {model.max_length} "
@@ -92,7 +94,9 @@ class ProbeAttention:
         return self.per_layer_head.mean(axis=1)
 
 
-def probe_attention(model: ModelAdapter, ctx: TaskContext, probe: IdenticalWordProbe) -> ProbeAttention:
+def probe_attention(
+    model: ModelAdapter, ctx: TaskContext, probe: IdenticalWordProbe
+) -> ProbeAttention:
     key = ctx.cache.key(model.fingerprint(), str(ctx.mode), probe.input_hash, CACHE_KIND)
 
     def compute() -> dict:

@@ -49,7 +49,11 @@ def bootstrap_interval(
         for name, value in geometry(per_word[pick].mean(axis=0), drop).items():
             samples[name].append(value)
     return {
-        name: (float(np.std(v, ddof=1)), float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5)))
+        name: (
+            float(np.std(v, ddof=1)),
+            float(np.percentile(v, 2.5)),
+            float(np.percentile(v, 97.5)),
+        )
         for name, v in samples.items()
     }
 
@@ -76,10 +80,14 @@ class LocalitySymmetry:
         metrics: dict[str, Metric] = {}
         for suffix, positions in (("", ()), ("_no_special", drop)):
             values = geometry(attention.average, positions)
-            spread = bootstrap_interval(attention.per_word, positions, int(ctx.options["bootstrap"]), ctx.seed)
+            spread = bootstrap_interval(
+                attention.per_word, positions, int(ctx.options["bootstrap"]), ctx.seed
+            )
             for name, value in values.items():
                 se, low, high = spread.get(name, (None, None, None))
-                metrics[name + suffix] = Metric(value, stderr=se, ci_low=low, ci_high=high, n=n_words)
+                metrics[name + suffix] = Metric(
+                    value, stderr=se, ci_low=low, ci_high=high, n=n_words
+                )
         details: dict[str, Any] = {
             "special_positions": list(drop),
             "matrix": "identical-word probe attention, mean over words, layers and heads",
@@ -88,7 +96,9 @@ class LocalitySymmetry:
             "per_head": [[geometry(m) for m in layer] for layer in attention.per_layer_head],
         }
         examples = []
-        for word, token_id, matrix in zip(probe.words, probe.token_ids, attention.per_word, strict=True):
+        for word, token_id, matrix in zip(
+            probe.words, probe.token_ids, attention.per_word, strict=True
+        ):
             example = {"id": f"{word}", "token_id": token_id, **geometry(matrix)}
             example.update({f"{k}_no_special": v for k, v in geometry(matrix, drop).items()})
             examples.append(example)
@@ -99,8 +109,12 @@ class LocalitySymmetry:
             details=details,
             examples=examples,
             artifacts=artifacts,
-            settings={"words": n_words, "length": probe.length, "seed": probe.seed,
-                      "first_words": list(probe.words[:10])},
+            settings={
+                "words": n_words,
+                "length": probe.length,
+                "seed": probe.seed,
+                "first_words": list(probe.words[:10]),
+            },
         )
 
     def _figures(self, model: ModelAdapter, ctx: TaskContext, attention) -> list:
@@ -108,5 +122,7 @@ class LocalitySymmetry:
 
         title = f"{model.spec} · {ctx.mode} · identical-word probe"
         average = heatmap(attention.average, ctx.artifact_dir / "attention_average.png", title)
-        layers = heatmap_grid(attention.per_layer, ctx.artifact_dir / "attention_per_layer.png", title)
+        layers = heatmap_grid(
+            attention.per_layer, ctx.artifact_dir / "attention_per_layer.png", title
+        )
         return [average.relative_to(ctx.artifact_dir), layers.relative_to(ctx.artifact_dir)]

@@ -41,7 +41,7 @@ class Toeplitz:
         name="toeplitz",
         version="1",
         family="attention-geometry",
-        description="Toeplitz R² of position-embedding Gram and probe attention (Wennberg & Henter 2021)",
+        description="Toeplitz R² of position Gram and probe attention (Wennberg & Henter 2021)",
         main_metric="attention_r2",
         headline_metrics=(
             "attention_r2",
@@ -85,7 +85,9 @@ class Toeplitz:
             metrics[f"{name}_r2"] = Metric(toeplitz_r2(matrix), n=len(matrix))
             metrics[f"{name}_r2_shuffled"] = shuffled_control(matrix, draws, ctx.seed)
         details["attention_r2_per_layer"] = [toeplitz_r2(m) for m in attention.per_layer]
-        details["attention_r2_per_head"] = [[toeplitz_r2(m) for m in layer] for layer in attention.per_layer_head]
+        details["attention_r2_per_head"] = [
+            [toeplitz_r2(m) for m in layer] for layer in attention.per_layer_head
+        ]
         return TaskResult(
             metrics=metrics,
             data_hash=probe.input_hash[:16],

@@ -8,16 +8,54 @@ from pathlib import Path
 import pytest
 
 WORDS = [
-    "the", "a", "man", "woman", "dog", "cat", "plays", "runs", "guitar", "ball", "on",
-    "in", "stage", "park", "red", "blue", "big", "small", "is", "are", "playing",
-    "running", "with", "street", "city", "old", "young", "child", "house", "tree",
-    "water", "river", "boat", "car", "road", "sits", "stands", "walks", "looks", "at",
+    "the",
+    "a",
+    "man",
+    "woman",
+    "dog",
+    "cat",
+    "plays",
+    "runs",
+    "guitar",
+    "ball",
+    "on",
+    "in",
+    "stage",
+    "park",
+    "red",
+    "blue",
+    "big",
+    "small",
+    "is",
+    "are",
+    "playing",
+    "running",
+    "with",
+    "street",
+    "city",
+    "old",
+    "young",
+    "child",
+    "house",
+    "tree",
+    "water",
+    "river",
+    "boat",
+    "car",
+    "road",
+    "sits",
+    "stands",
+    "walks",
+    "looks",
+    "at",
 ] + [f"word{letter}{other}" for letter in "abcdefghij" for other in "abcdefghij"]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 PIECES = ["##s", "##ing", "##ed", "x", "y"]
 
 
-def write_tiny_bert(folder: Path, *, layers: int = 2, heads: int = 2, hidden: int = 32, seed: int = 0) -> Path:
+def write_tiny_bert(
+    folder: Path, *, layers: int = 2, heads: int = 2, hidden: int = 32, seed: int = 0
+) -> Path:
     """A random BertModel with a real WordPiece tokenizer, saved like a hub checkpoint."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizer

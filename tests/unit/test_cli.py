@@ -12,19 +12,30 @@ from pathlib import Path
 import pytest
 
 FAST_ARGS = [
-    "--task-arg", "locality_symmetry.length=24",
-    "--task-arg", "locality_symmetry.words=8",
-    "--task-arg", "locality_symmetry.bootstrap=10",
-    "--task-arg", "locality_symmetry.figures=false",
-    "--device", "cpu",
+    "--task-arg",
+    "locality_symmetry.length=24",
+    "--task-arg",
+    "locality_symmetry.words=8",
+    "--task-arg",
+    "locality_symmetry.bootstrap=10",
+    "--task-arg",
+    "locality_symmetry.figures=false",
+    "--device",
+    "cpu",
 ]
 
 
-def posharness(*args: str, cwd: Path, env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def posharness(
+    *args: str, cwd: Path, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
     env = {**os.environ, **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-m", "posharness", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -44,13 +55,28 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) ->
         (["run", "--model", "minilmm", "--tasks", "toeplitz"], ["unknown model", "minilm"]),
         (["run", "--model", "minilm", "--tasks", "toeplits"], ["unknown task", "toeplitz"]),
         (["run", "--model", "hf:./no/such/dir", "--tasks", "toeplitz"], ["does not exist"]),
-        (["run", "--model", "hf:nobody/missing-model", "--tasks", "toeplitz"], ["not in the local cache"]),
-        (["run", "--model", "minilm", "--tasks", "toeplitz", "--limit", "0"], ["--limit", "positive"]),
-        (["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "0"], ["--batch-size"]),
-        (["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "many"], ["--batch-size"]),
+        (
+            ["run", "--model", "hf:nobody/missing-model", "--tasks", "toeplitz"],
+            ["not in the local cache"],
+        ),
+        (
+            ["run", "--model", "minilm", "--tasks", "toeplitz", "--limit", "0"],
+            ["--limit", "positive"],
+        ),
+        (
+            ["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "0"],
+            ["--batch-size"],
+        ),
+        (
+            ["run", "--model", "minilm", "--tasks", "toeplitz", "--batch-size", "many"],
+            ["--batch-size"],
+        ),
         (["run", "--model", "minilm", "--tasks", "toeplitz", "--device", "tpu"], ["--device"]),
         (["run", "--model", "minilm", "--tasks", "toeplitz", "--mode", "sideways"], ["--mode"]),
-        (["run", "--model", "minilm", "--tasks", "toeplitz", "--task-arg", "oops"], ["TASK.KEY=VALUE"]),
+        (
+            ["run", "--model", "minilm", "--tasks", "toeplitz", "--task-arg", "oops"],
+            ["TASK.KEY=VALUE"],
+        ),
         (["run", "--model", "minilm"], ["--tasks"]),
         (["list", "widgets"], ["widgets"]),
         (["leaderboard", "show", "missing.json"], ["does not exist"]),
@@ -68,14 +94,31 @@ def test_bad_input_gives_one_line_exit_2_within_5_seconds(tmp_path, args, fragme
 def test_unwritable_output_folder(tmp_path, tiny_bert):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    proc = posharness("run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
-                      "--output-dir", str(blocker / "results"), *FAST_ARGS, cwd=tmp_path)
+    proc = posharness(
+        "run",
+        "--model",
+        f"hf:{tiny_bert}",
+        "--tasks",
+        "locality_symmetry",
+        "--output-dir",
+        str(blocker / "results"),
+        *FAST_ARGS,
+        cwd=tmp_path,
+    )
     assert_one_line_error(proc, "not writable", "--output-dir")
 
 
 def test_full_run_then_rerun_skips_and_shows_the_leaderboard(tmp_path, tiny_bert):
-    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
-            "--leaderboard", "lb.json", *FAST_ARGS]
+    args = [
+        "run",
+        "--model",
+        f"hf:{tiny_bert}",
+        "--tasks",
+        "locality_symmetry",
+        "--leaderboard",
+        "lb.json",
+        *FAST_ARGS,
+    ]
     first = posharness(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "locality" in first.stdout and "1 cell(s) run" in first.stdout
@@ -101,8 +144,16 @@ def test_corrupt_cache_entry_is_reported_with_the_fix(tmp_path, tiny_bert):
 
 
 def test_files_of_another_schema_version_are_refused(tmp_path, tiny_bert):
-    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
-            "--leaderboard", "lb.json", *FAST_ARGS]
+    args = [
+        "run",
+        "--model",
+        f"hf:{tiny_bert}",
+        "--tasks",
+        "locality_symmetry",
+        "--leaderboard",
+        "lb.json",
+        *FAST_ARGS,
+    ]
     assert posharness(*args, cwd=tmp_path).returncode == 0
     (result_file,) = (tmp_path / "results").rglob("*.json")
     data = json.loads(result_file.read_text())
@@ -114,10 +165,12 @@ def test_files_of_another_schema_version_are_refused(tmp_path, tiny_bert):
     board = json.loads((tmp_path / "lb.json").read_text())
     board["schema_version"] = 0
     (tmp_path / "old.json").write_text(json.dumps(board))
-    assert_one_line_error(posharness("leaderboard", "show", "old.json", cwd=tmp_path), "schema_version 0")
+    assert_one_line_error(
+        posharness("leaderboard", "show", "old.json", cwd=tmp_path), "schema_version 0"
+    )
 
 
-KILLER = '''
+KILLER = """
 import os, signal
 import posharness.runner as runner
 _real = runner.write_result
@@ -128,19 +181,31 @@ def _write_then_die(result, path):
         os.kill(os.getpid(), signal.SIGKILL)
     _real(result, path)
 runner.write_result = _write_then_die
-'''
+"""
 
 
 def test_kill_9_mid_run_resumes_to_the_uninterrupted_results(tmp_path, tiny_bert):
     killer = tmp_path / "killer.py"
     killer.write_text(KILLER)
-    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry", "--seed", "0,1,2",
-            "--output-dir", "out", *FAST_ARGS]
+    args = [
+        "run",
+        "--model",
+        f"hf:{tiny_bert}",
+        "--tasks",
+        "locality_symmetry",
+        "--seed",
+        "0,1,2",
+        "--output-dir",
+        "out",
+        *FAST_ARGS,
+    ]
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     clean = posharness(*args, cwd=tmp_path / "a")
     assert clean.returncode == 0
-    killed = posharness(*args, "--include", str(killer), cwd=tmp_path / "b", env_extra={"DIE_AT": "2"})
+    killed = posharness(
+        *args, "--include", str(killer), cwd=tmp_path / "b", env_extra={"DIE_AT": "2"}
+    )
     assert killed.returncode == -9
     assert len(list((tmp_path / "b" / "out").rglob("*.json"))) == 1
     assert not list((tmp_path / "b" / "out").rglob("*.tmp"))

@@ -70,8 +70,10 @@ def test_batched_encoder_restores_the_original_order(adapter):
         for row, index in enumerate(indices):
             by_index[index] = out.hidden_states[-1][row, : len(items[index])]
     assert encoder.log.sizes_used == [2, 1]
-    for index, text in enumerate(texts):
-        alone = adapter.encode(pad_batch([items[index]], adapter.pad_token_id), Mode.BOTH, frozenset({HIDDEN}))
+    for index in range(len(texts)):
+        alone = adapter.encode(
+            pad_batch([items[index]], adapter.pad_token_id), Mode.BOTH, frozenset({HIDDEN})
+        )
         torch.testing.assert_close(by_index[index], alone.hidden_states[-1][0], atol=1e-5, rtol=0)
 
 

@@ -48,8 +48,11 @@ class BandedAttentionEncoder:
 
     def wrap_token_ids(self, ids):
         ids = (1, *ids, 2)
-        return TokenizedText(ids, (True,) + (False,) * (len(ids) - 2) + (True,),
-                             (None,) + tuple(range(len(ids) - 2)) + (None,))
+        return TokenizedText(
+            ids,
+            (True,) + (False,) * (len(ids) - 2) + (True,),
+            (None,) + tuple(range(len(ids) - 2)) + (None,),
+        )
 
     @staticmethod
     def banded(n: int) -> torch.Tensor:
@@ -64,7 +67,9 @@ class BandedAttentionEncoder:
     def encode(self, batch, mode, want):
         b, n = batch.input_ids.shape
         att = self.banded(n).float().expand(b, self.num_heads, n, n)
-        return EncoderOutput(None, (att, att), batch.attention_mask, batch.special_tokens_mask, batch.word_ids)
+        return EncoderOutput(
+            None, (att, att), batch.attention_mask, batch.special_tokens_mask, batch.word_ids
+        )
 
     def position_embeddings(self):
         positions = torch.arange(64, dtype=torch.float64)[:, None]
@@ -77,8 +82,14 @@ def context(tmp_path: Path, options: dict, seed: int = 0) -> TaskContext:
 
     model = BandedAttentionEncoder()
     return TaskContext(
-        mode=Mode.BOTH, seed=seed, device="cpu", batch_size=4, limit=None,
-        cache=FeatureCache(tmp_path / "cache"), artifact_dir=tmp_path / "art", options=options,
+        mode=Mode.BOTH,
+        seed=seed,
+        device="cpu",
+        batch_size=4,
+        limit=None,
+        cache=FeatureCache(tmp_path / "cache"),
+        artifact_dir=tmp_path / "art",
+        options=options,
         make_encoder=lambda want: BatchedEncoder(model, Mode.BOTH, want, 4),
         progress=SilentReporter().progress,
     )
@@ -99,7 +110,9 @@ def test_probe_is_reproducible_per_seed_and_draws_distinct_words():
     assert len(set(a.words)) == 20
 
 
-@pytest.mark.parametrize(("words", "length", "match"), [(500, 16, "only 50"), (5, 4, "too short"), (5, 100, "exceeds")])
+@pytest.mark.parametrize(
+    ("words", "length", "match"), [(500, 16, "only 50"), (5, 4, "too short"), (5, 100, "exceeds")]
+)
 def test_impossible_probe_settings_are_refused(words, length, match):
     with pytest.raises(OptionError, match=match):
         build_probe(BandedAttentionEncoder(), words, length, 0)
@@ -133,7 +146,8 @@ def test_toeplitz_task_separates_structure_from_its_shuffled_control(tmp_path):
     # a joint relabelling keeps the diagonal on the diagonal, so the control stays high here
     assert metrics["attention_no_special_r2"] > metrics["attention_no_special_r2_shuffled"] + 0.1
     assert result.details["attention_r2_per_layer"][0] == pytest.approx(
-        toeplitz_r2(BandedAttentionEncoder.banded(16).double().numpy()))
+        toeplitz_r2(BandedAttentionEncoder.banded(16).double().numpy())
+    )
 
 
 def test_wordpiece_vocabulary_keeps_whole_words_only():
@@ -142,7 +156,19 @@ def test_wordpiece_vocabulary_keeps_whole_words_only():
 
 
 def test_sentencepiece_vocabulary_needs_the_word_start_marker():
-    vocab = {"<s>": 0, "▁the": 1, "ing": 2, "▁dog": 3, "▁a": 4, "▁x": 5, "▁house": 6, "▁an": 7,
-             "▁cat": 8, "▁sun": 9, "▁tree": 10, "▁car": 11}
+    vocab = {
+        "<s>": 0,
+        "▁the": 1,
+        "ing": 2,
+        "▁dog": 3,
+        "▁a": 4,
+        "▁x": 5,
+        "▁house": 6,
+        "▁an": 7,
+        "▁cat": 8,
+        "▁sun": 9,
+        "▁tree": 10,
+        "▁car": 11,
+    }
     words = [w for w, _ in whole_word_vocabulary(vocab, {0})]
     assert words == ["the", "dog", "house", "an", "cat", "sun", "tree", "car"]

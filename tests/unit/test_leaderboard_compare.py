@@ -23,17 +23,29 @@ from posharness.results import (
 )
 
 
-def make_result(model: str, fingerprint: str, seed: int, value: float, examples: str | None = None) -> CellResult:
+def make_result(
+    model: str, fingerprint: str, seed: int, value: float, examples: str | None = None
+) -> CellResult:
     return CellResult(
         cell_id=f"{fingerprint}-{seed}",
-        model=ModelInfo(spec=model, fingerprint=fingerprint, pe_card={"family": "learned absolute"}),
+        model=ModelInfo(
+            spec=model, fingerprint=fingerprint, pe_card={"family": "learned absolute"}
+        ),
         mode=ModeInfo(name="both", exact=True),
-        task=TaskInfo(name="probe", version="1", family="test", main_metric="acc",
-                      headline_metrics=["acc"], data_hash="d"),
+        task=TaskInfo(
+            name="probe",
+            version="1",
+            family="test",
+            main_metric="acc",
+            headline_metrics=["acc"],
+            data_hash="d",
+        ),
         seed=seed,
         metrics={"acc": MetricValue(value=value), "aux": MetricValue(value=value / 2)},
         examples_file=examples,
-        environment=Environment(posharness="0", python="3", platform="x", packages={}, device="cpu"),
+        environment=Environment(
+            posharness="0", python="3", platform="x", packages={}, device="cpu"
+        ),
         timings=Timings(started_at="t", finished_at="t", total_s=1.0),
     )
 
@@ -46,7 +58,9 @@ def write_run(folder: Path, model: str, fingerprint: str, outcomes: dict[int, li
         (stem / "examples.jsonl").write_text(
             "".join(json.dumps({"id": str(i), "acc": c}) + "\n" for i, c in enumerate(correct))
         )
-        result = make_result(model, fingerprint, seed, float(np.mean(correct)), f"{stem.name}/examples.jsonl")
+        result = make_result(
+            model, fingerprint, seed, float(np.mean(correct)), f"{stem.name}/examples.jsonl"
+        )
         write_result(result, stem.with_suffix(".json"))
 
 

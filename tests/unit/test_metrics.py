@@ -16,6 +16,8 @@ import sys
 import numpy as np
 import pytest
 import torch
+from sklearn.preprocessing import MinMaxScaler
+
 from posharness import metrics
 from posharness.metrics import (
     MetricInputError,
@@ -28,7 +30,6 @@ from posharness.metrics import (
     toeplitz_fit,
     toeplitz_r2,
 )
-from sklearn.preprocessing import MinMaxScaler
 
 # --------------------------------------------------------------------------
 # Naive reference implementations (plain loops, following the definitions)

@@ -48,9 +48,18 @@ def test_one_result_file_per_cell_with_schema_and_environment(tiny_bert, tmp_pat
 def test_locality_result_has_per_layer_and_per_head_details(tiny_bert, tmp_path):
     (outcome, _) = run(config(tiny_bert, tmp_path))
     result = outcome.result
-    assert set(result.metrics) >= {"locality", "symmetry", "symmetry_magnitude", "locality_no_special"}
+    assert set(result.metrics) >= {
+        "locality",
+        "symmetry",
+        "symmetry_magnitude",
+        "locality_no_special",
+    }
     assert 0 < result.metrics["locality"].value <= 1
-    assert result.metrics["locality"].ci_low <= result.metrics["locality"].value <= result.metrics["locality"].ci_high
+    assert (
+        result.metrics["locality"].ci_low
+        <= result.metrics["locality"].value
+        <= result.metrics["locality"].ci_high
+    )
     assert len(result.details["per_layer"]) == 2
     assert len(result.details["per_head"]) == 2 and len(result.details["per_head"][0]) == 2
     examples = (outcome.cell.path.parent / result.examples_file).read_text().splitlines()
@@ -64,7 +73,9 @@ def test_locality_of_the_average_equals_the_mean_over_words(tiny_bert, tmp_path)
     (outcome, _) = run(config(tiny_bert, tmp_path))
     lines = (outcome.cell.path.parent / outcome.result.examples_file).read_text().splitlines()
     per_word = [json.loads(line)["locality"] for line in lines]
-    assert outcome.result.metrics["locality"].value == pytest.approx(sum(per_word) / len(per_word), abs=1e-12)
+    assert outcome.result.metrics["locality"].value == pytest.approx(
+        sum(per_word) / len(per_word), abs=1e-12
+    )
 
 
 def test_finished_cells_are_skipped_and_overwrite_recomputes(tiny_bert, tmp_path):
