@@ -11,7 +11,6 @@ A spec names a registered model and, optionally, what to load into it:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -65,7 +64,7 @@ def parse_model_spec(text: str) -> ModelSpec:
 def load_model(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
     from posharness.plugins import models
 
-    factory: Callable[..., ModelAdapter] = models.get(spec.name)
+    factory: ModelFactory = models.get(spec.name)
     adapter = factory(spec.argument, options)
     adapter.spec = spec.text
     return adapter

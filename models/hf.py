@@ -79,6 +79,7 @@ class HFEncoderAdapter:
         self._fingerprint: str | None = None
         self._model: Any = None
         self._tokenizer: Any = None
+        self._special_frame: tuple[tuple[int, ...], tuple[int, ...], bool] = ((), (), False)
 
     # -- lazy loading -------------------------------------------------------------------
     @property
@@ -238,7 +239,8 @@ class HFEncoderAdapter:
         return tuple(ids[:first]), tuple(ids[last + 1 :]), has_types
 
     def wrap_token_ids(self, token_ids: Sequence[int]) -> TokenizedText:
-        self.tokenizer  # noqa: B018 - loads the tokenizer and its special-token frame
+        if self._tokenizer is None:
+            self._load()  # the special-token frame is read off the loaded tokenizer
         prefix, suffix, has_types = self._special_frame
         ids = (*prefix, *token_ids, *suffix)
         special = (True,) * len(prefix) + (False,) * len(token_ids) + (True,) * len(suffix)
