@@ -84,7 +84,7 @@ def run_with_progress(config, leaderboard_path: Path | None) -> None:
     slugs = list(dict.fromkeys(o.cell.spec.slug for o in outcomes))
     path = leaderboard_path or Path("leaderboards") / f"{'__'.join(slugs)}.json"
     board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
-    lb.save(board, path)
+    lb.save_if_changed(board, path)
     out = console()
     out.print(lb.to_rich_table(board))
     ran = sum(not o.skipped for o in outcomes)

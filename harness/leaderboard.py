@@ -138,6 +138,24 @@ def save(board: Leaderboard, path: Path) -> None:
     atomic_write_text(path, board.model_dump_json(indent=2) + "\n")
 
 
+def save_if_changed(board: Leaderboard, path: Path) -> bool:
+    """Save unless the file already holds the same board (only ``created_at`` differing).
+
+    Rerunning finished cells then leaves a committed leaderboard untouched.
+    """
+    if path.exists():
+        try:
+            old = load(path)
+        except SchemaError:
+            old = None
+        if old is not None and old.model_copy(update={"created_at": ""}) == board.model_copy(
+            update={"created_at": ""}
+        ):
+            return False
+    save(board, path)
+    return True
+
+
 def load(path: Path) -> Leaderboard:
     data = read_json_file(path, "leaderboard")
     check_schema_version(data, path, "leaderboard", SCHEMA_VERSION)

@@ -125,3 +125,15 @@ def test_mcnemar_without_discordant_pairs_is_not_significant():
 def test_paired_test_without_shared_examples_explains_itself():
     test, note = paired_test({"a": {"acc": 1}}, {"b": {"acc": 0}}, "acc")
     assert test is None and "no shared examples" in note
+
+
+def test_unchanged_leaderboard_is_not_rewritten(tmp_path):
+    write_run(tmp_path / "r", "m1", "f1", {0: [1, 0]})
+    path = tmp_path / "lb.json"
+    results = lb.collect_results(tmp_path / "r")
+    assert lb.save_if_changed(lb.build(results, "x", path), path)
+    before = path.read_bytes()
+    assert not lb.save_if_changed(lb.build(results, "x", path), path)
+    assert path.read_bytes() == before
+    write_run(tmp_path / "r", "m1", "f1", {1: [1, 1]})
+    assert lb.save_if_changed(lb.build(lb.collect_results(tmp_path / "r"), "x", path), path)
