@@ -148,7 +148,7 @@ def report(s: dict) -> None:
     )
     print(
         f"leaderboard byte-identical: {s['leaderboard_identical']} "
-        "(it is rebuilt on every run and carries created_at)"
+        "(rebuilt on every run, rewritten only when its rows change)"
     )
 
 
