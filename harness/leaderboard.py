@@ -17,15 +17,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from posharness.errors import DataError, SchemaError
 from posharness.results import (
     CellResult,
     atomic_write_text,
-    check_schema_version,
     read_json_file,
     read_result,
+    read_versioned,
 )
 
 SCHEMA_VERSION = 1
@@ -157,16 +157,7 @@ def save_if_changed(board: Leaderboard, path: Path) -> bool:
 
 
 def load(path: Path) -> Leaderboard:
-    data = read_json_file(path, "leaderboard")
-    check_schema_version(data, path, "leaderboard", SCHEMA_VERSION)
-    try:
-        return Leaderboard.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise SchemaError(
-            f"leaderboard file {path} is malformed at {where}: {first['msg']}; rebuild it"
-        ) from exc
+    return read_versioned(path, Leaderboard, "leaderboard", SCHEMA_VERSION)
 
 
 # -- rendering ---------------------------------------------------------------------------

@@ -11,13 +11,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from posharness.errors import OutputError, SchemaError
 
 SCHEMA_VERSION = 1
+M = TypeVar("M", bound=BaseModel)
 
 
 class MetricValue(BaseModel):
@@ -131,14 +132,19 @@ def check_schema_version(data: dict[str, Any], path: Path, what: str, expected: 
         )
 
 
-def read_result(path: Path) -> CellResult:
-    data = read_json_file(path, "result")
-    check_schema_version(data, path, "result", SCHEMA_VERSION)
+def read_versioned(path: Path, schema: type[M], what: str, version: int) -> M:
+    """Read a JSON file of one of our schemas: right version first, then the fields."""
+    data = read_json_file(path, what)
+    check_schema_version(data, path, what, version)
     try:
-        return CellResult.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise SchemaError(
-            f"result file {path} is malformed at {where}: {first['msg']}; regenerate it"
+            f"{what} file {path} is malformed at {where}: {first['msg']}; regenerate it"
         ) from exc
+
+
+def read_result(path: Path) -> CellResult:
+    return read_versioned(path, CellResult, "result", SCHEMA_VERSION)
