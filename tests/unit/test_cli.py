@@ -25,6 +25,11 @@ FAST_ARGS = [
 ]
 
 
+def tiny_run(tiny_bert: Path, *extra: str) -> list[str]:
+    """`posharness run` of the fast locality task on the tiny test BERT."""
+    return ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry", *extra, *FAST_ARGS]
+
+
 def posharness(
     *args: str, cwd: Path, env_extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess:
@@ -94,31 +99,12 @@ def test_bad_input_gives_one_line_exit_2_within_5_seconds(tmp_path, args, fragme
 def test_unwritable_output_folder(tmp_path, tiny_bert):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    proc = posharness(
-        "run",
-        "--model",
-        f"hf:{tiny_bert}",
-        "--tasks",
-        "locality_symmetry",
-        "--output-dir",
-        str(blocker / "results"),
-        *FAST_ARGS,
-        cwd=tmp_path,
-    )
+    proc = posharness(*tiny_run(tiny_bert, "--output-dir", str(blocker / "results")), cwd=tmp_path)
     assert_one_line_error(proc, "not writable", "--output-dir")
 
 
 def test_full_run_then_rerun_skips_and_shows_the_leaderboard(tmp_path, tiny_bert):
-    args = [
-        "run",
-        "--model",
-        f"hf:{tiny_bert}",
-        "--tasks",
-        "locality_symmetry",
-        "--leaderboard",
-        "lb.json",
-        *FAST_ARGS,
-    ]
+    args = tiny_run(tiny_bert, "--leaderboard", "lb.json")
     first = posharness(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "locality" in first.stdout and "1 cell(s) run" in first.stdout
@@ -132,7 +118,7 @@ def test_full_run_then_rerun_skips_and_shows_the_leaderboard(tmp_path, tiny_bert
 
 
 def test_corrupt_cache_entry_is_reported_with_the_fix(tmp_path, tiny_bert):
-    args = ["run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry", *FAST_ARGS]
+    args = tiny_run(tiny_bert)
     env = {"POSHARNESS_CACHE": str(tmp_path / "cache")}
     assert posharness(*args, cwd=tmp_path, env_extra=env).returncode == 0
     (entry,) = (tmp_path / "cache").rglob("*.safetensors")
@@ -144,16 +130,7 @@ def test_corrupt_cache_entry_is_reported_with_the_fix(tmp_path, tiny_bert):
 
 
 def test_files_of_another_schema_version_are_refused(tmp_path, tiny_bert):
-    args = [
-        "run",
-        "--model",
-        f"hf:{tiny_bert}",
-        "--tasks",
-        "locality_symmetry",
-        "--leaderboard",
-        "lb.json",
-        *FAST_ARGS,
-    ]
+    args = tiny_run(tiny_bert, "--leaderboard", "lb.json")
     assert posharness(*args, cwd=tmp_path).returncode == 0
     (result_file,) = (tmp_path / "results").rglob("*.json")
     data = json.loads(result_file.read_text())
@@ -187,18 +164,7 @@ runner.write_result = _write_then_die
 def test_kill_9_mid_run_resumes_to_the_uninterrupted_results(tmp_path, tiny_bert):
     killer = tmp_path / "killer.py"
     killer.write_text(KILLER)
-    args = [
-        "run",
-        "--model",
-        f"hf:{tiny_bert}",
-        "--tasks",
-        "locality_symmetry",
-        "--seed",
-        "0,1,2",
-        "--output-dir",
-        "out",
-        *FAST_ARGS,
-    ]
+    args = tiny_run(tiny_bert, "--seed", "0,1,2", "--output-dir", "out")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     clean = posharness(*args, cwd=tmp_path / "a")
