@@ -35,12 +35,15 @@ class ModeSupport:
 
     ``exact`` is True when logits split into gamma + delta with no residual;
     otherwise ``definition`` names the approximation used (e.g. ``tisa-mean-word``).
-    ``content_free_delta`` says whether the positional term ignores token identity.
+    ``content_free_delta`` says whether the positional term ignores token identity;
+    ``reference_corpus`` names (with its content hash) the corpus a definition took
+    statistics from, so two results built on different corpora never look alike.
     """
 
     exact: bool
     definition: str | None = None
     content_free_delta: bool | None = None
+    reference_corpus: str | None = None
 
 
 @dataclass(frozen=True)

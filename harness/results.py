@@ -39,8 +39,9 @@ class ModelInfo(BaseModel):
 class ModeInfo(BaseModel):
     name: Literal["both", "contextual", "positional"]
     exact: bool  # logits split into gamma + delta with no residual
-    definition: str | None = None  # the approximation used, when not exact
+    definition: str | None = None  # the named split definition (see DECOMPOSITION.md)
     content_free_delta: bool | None = None
+    reference_corpus: str | None = None  # corpus + hash the definition's statistics used
 
 
 class TaskInfo(BaseModel):

@@ -322,6 +322,7 @@ def _mode_info(cell: Cell) -> ModeInfo:
         exact=support.exact,
         definition=support.definition,
         content_free_delta=support.content_free_delta,
+        reference_corpus=support.reference_corpus,
     )
 
 

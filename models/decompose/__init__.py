@@ -1,0 +1,1 @@
+"""Contextual-only and positional-only attention for Hugging Face encoder families."""

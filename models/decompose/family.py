@@ -1,0 +1,102 @@
+"""What a PE family contributes to the decomposition: where its attention lives, how its
+logits split, and which named definitions it offers where the split is not unique.
+
+Each family is a small class in its own module (``absolute``, ``rope``, ``t5``,
+``deberta``, ``xlnet``, ``roformer``, ``mpnet``); ``families.py`` maps transformers
+``model_type`` names onto them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from posharness.adapter import Mode, ModeSupport
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One defensible way to split a family's logits, selectable by name."""
+
+    name: str
+    description: str  # one line: what gamma and delta are under this definition
+    exact: bool  # logits == gamma + delta (+ the stated residual) to float tolerance
+    content_free_delta: bool
+    needs_reference: bool = False  # statistics from a reference corpus (mean inputs, q, k)
+
+    def mode_support(self, reference: str | None = None) -> dict[Mode, ModeSupport]:
+        split = ModeSupport(
+            exact=self.exact,
+            definition=self.name,
+            content_free_delta=self.content_free_delta,
+            reference_corpus=reference if self.needs_reference else None,
+        )
+        return {
+            Mode.BOTH: ModeSupport(exact=True, definition="model as trained"),
+            Mode.CONTEXTUAL: split,
+            Mode.POSITIONAL: split,
+        }
+
+
+@dataclass
+class Reference:
+    """Mean attention input per layer and absolute position over a reference corpus.
+
+    ``inputs[l][t]`` is the mean of what layer l's query projection receives at position
+    t (packed sequences, [CLS] first, no padding). Means of projections follow by
+    linearity, so one pass serves every definition that needs corpus statistics.
+    """
+
+    inputs: list[torch.Tensor]  # per layer [T, D_in], float32, on the model's device
+    description: str  # corpus name, content hash, sequences x length
+    corpus_hash: str
+    extras: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def length(self) -> int:
+        return int(self.inputs[0].shape[0])
+
+
+class Family(Protocol):
+    name: str  # how results name the PE family, e.g. "learned absolute (input-added)"
+    option: str  # the --model-arg key that selects a definition, e.g. "absolute"
+    definitions: tuple[Definition, ...]  # the first is the default
+    uses_attention_interface: bool  # True: transformers calls decomposed_attention
+
+    def attention_modules(self, model: nn.Module) -> list[nn.Module]:
+        """The self-attention modules in layer order; the mode attribute goes on these."""
+
+    def query_inputs(self, model: nn.Module) -> list[nn.Module]:
+        """Per layer, the module whose forward *input* is that layer's attention input."""
+
+    def install(self, model: nn.Module) -> None:
+        """Attach splitters, patch forwards or add hooks. Called once per loaded model."""
+
+    def prepare(
+        self, model: nn.Module, definition: Definition, reference: Reference | None
+    ) -> None:
+        """Build what the non-``both`` modes need (positional tables, mean q/k)."""
+
+    def positional_scores(
+        self, model: nn.Module, length: int, definition: Definition
+    ) -> torch.Tensor | None:
+        """The content-free positional logits [L, H, n, n] (after ``prepare``), or None."""
+
+
+def definition_named(family: Family, name: str | None) -> Definition:
+    from posharness.errors import OptionError
+
+    if name is None:
+        return family.definitions[0]
+    for definition in family.definitions:
+        if definition.name == name:
+            return definition
+    known = ", ".join(d.name for d in family.definitions)
+    raise OptionError(
+        f"--model-arg {family.option}={name}: {family.name} offers the definitions {known}"
+    )
