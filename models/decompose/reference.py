@@ -128,28 +128,35 @@ def mean_attention_inputs(
     batch_size: int = 8,
     forward: Callable[[nn.Module, torch.Tensor], Any] | None = None,
 ) -> list[torch.Tensor]:
-    """Per module, the mean of its forward input at each position: [T, D], float32.
+    """Per attention call in one forward, the mean of the hooked module's input per position.
 
-    ``forward`` runs one batch (default: ``model(input_ids=…, attention_mask=ones)``); the
-    model must be in mode ``both`` so the statistics describe the model as trained.
+    Slots follow call order, so a module shared across depth (ALBERT) yields one entry per
+    layer it serves. Each entry is [T, D], float32. ``forward`` runs one batch (default:
+    ``model(input_ids=…, attention_mask=ones)``); the model must be in mode ``both`` so the
+    statistics describe the model as trained.
     """
     import torch
 
-    sums: list[torch.Tensor | None] = [None] * len(modules)
+    sums: list[torch.Tensor] = []
+    calls = [0]
 
-    def make_hook(index: int) -> Callable[..., None]:
-        def hook(module: nn.Module, args: tuple[Any, ...]) -> None:
-            total = args[0].detach().float().sum(dim=0)  # [T, D]
-            sums[index] = total if sums[index] is None else sums[index] + total
+    def hook(module: nn.Module, args: tuple[Any, ...]) -> None:
+        total = args[0].detach().float().sum(dim=0)  # [T, D]
+        slot = calls[0]
+        calls[0] += 1
+        if slot == len(sums):
+            sums.append(total)
+        else:
+            sums[slot] = sums[slot] + total
 
-        return hook
-
-    handles = [m.register_forward_pre_hook(make_hook(i)) for i, m in enumerate(modules)]
+    unique = list({id(m): m for m in modules}.values())
+    handles = [m.register_forward_pre_hook(hook) for m in unique]
     device = next(model.parameters()).device
     try:
         with torch.inference_mode():
             for start in range(0, sequences.shape[0], batch_size):
                 batch = sequences[start : start + batch_size].to(device)
+                calls[0] = 0
                 if forward is None:
                     model(input_ids=batch, attention_mask=torch.ones_like(batch))
                 else:
@@ -158,4 +165,4 @@ def mean_attention_inputs(
         for handle in handles:
             handle.remove()
     count = sequences.shape[0]
-    return [s / count for s in sums]  # type: ignore[operator]
+    return [s / count for s in sums]

@@ -152,10 +152,13 @@ def check_modes_differ(model: Any, family: Family, ids, mask, run=default_run):
         assert gap > 1e-3, f"mode {mode} gives the same attention as both"
 
 
-def check_positional_scores(model: Any, family: Family, definition: Definition, length: int):
+def check_positional_scores(
+    model: Any, family: Family, definition: Definition, length: int, layers: int | None = None
+):
+    """``layers``: attention calls per forward, if not one per module (ALBERT shares them)."""
     scores = family.positional_scores(model, length, definition)
     assert scores is not None
-    layers = len(family.attention_modules(model))
+    layers = layers or len(family.attention_modules(model))
     assert scores.shape[0] == layers and scores.shape[-2:] == (length, length)
     assert torch.isfinite(scores).all()
     return scores
