@@ -118,6 +118,18 @@ HIDDEN = "hidden"
 ATTENTIONS = "attentions"
 
 
+def mode_identity(model: ModelAdapter, mode: Mode) -> str:
+    """The mode as part of a cache key or cell identity: its definition and corpus count.
+
+    Two positional runs of one checkpoint under different definitions (or reference
+    corpora) give different numbers, so they must never share a cache entry or a result.
+    """
+    support = model.modes.get(mode)
+    if mode is Mode.BOTH or support is None:
+        return str(mode)
+    return f"{mode}|{support.definition}|{support.reference_corpus}"
+
+
 @runtime_checkable
 class ModelAdapter(Protocol):
     """The encoder-side contract every task relies on."""
@@ -156,3 +168,10 @@ class ModelAdapter(Protocol):
 
     def position_embeddings(self) -> torch.Tensor | None:
         """The learned absolute position table [positions, D], or None if there is none."""
+
+    def positional_scores(self, length: int) -> torch.Tensor | None:
+        """The content-free positional logits delta, [layers, heads, n, n], or None.
+
+        Exact where the family's delta is a parameter (T5 bias, XLNet's v·W_R r), estimated
+        under the mode's named definition elsewhere (TISA extraction, RoPE mean-qk).
+        """

@@ -137,6 +137,20 @@ def cli() -> None:
     metavar="TASK.KEY=VALUE",
     help="A task option, e.g. locality_symmetry.words=50; repeatable.",
 )
+@click.option(
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A model option, e.g. absolute=positional-stream or reference_corpus=FILE; repeatable.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="POSHARNESS_DATA_DIR",
+    help="Datasets and reference corpora in their usual layouts [env: POSHARNESS_DATA_DIR].",
+)
 @click.option("--overwrite", is_flag=True, help="Recompute cells that already have results.")
 @include_option
 def run(
@@ -153,6 +167,8 @@ def run(
     dtype,
     limit,
     task_args,
+    model_args,
+    data_dir,
     overwrite,
 ) -> None:
     """Run tasks on models and write results, a leaderboard and figures."""
@@ -172,6 +188,8 @@ def run(
         limit=limit,
         overwrite=overwrite,
         task_args=_parse_task_args(task_args),
+        model_args=_parse_model_args(model_args),
+        data_dir=data_dir,
     )
     from posharness.console import run_with_progress
 
@@ -198,6 +216,18 @@ def _parse_task_args(items: tuple[str, ...]) -> dict[str, dict[str, str]]:
                 f"--task-arg {item!r}: write TASK.KEY=VALUE, e.g. toeplitz.controls=50"
             )
         parsed.setdefault(task.strip(), {})[option.strip()] = value.strip()
+    return parsed
+
+
+def _parse_model_args(items: tuple[str, ...]) -> dict[str, str]:
+    parsed: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise OptionError(
+                f"--model-arg {item!r}: write KEY=VALUE, e.g. absolute=positional-stream"
+            )
+        parsed[key.strip()] = value.strip()
     return parsed
 
 

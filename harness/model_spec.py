@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from posharness.errors import OptionError
@@ -40,6 +41,9 @@ class LoadOptions:
     dtype: str = "auto"  # auto | float32 | bfloat16 | float16
     device: str = "cpu"
     revision: str | None = None
+    model_args: tuple[tuple[str, str], ...] = ()  # --model-arg KEY=VALUE, factory-specific
+    data_dir: Path | None = None  # where default corpora/datasets are looked for
+    cache_dir: Path | None = None  # feature cache for statistics a model computes (None: off)
 
 
 class ModelFactory(Protocol):

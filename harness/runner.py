@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from posharness.adapter import Mode, ModelAdapter
+from posharness.adapter import Mode, ModelAdapter, mode_identity
 from posharness.cache import FeatureCache
 from posharness.device import check_device_name, device_type, resolve_device
 from posharness.errors import OptionError, OutputError, UnsupportedModeError
@@ -54,6 +54,8 @@ class RunConfig:
     limit: int | None = None
     overwrite: bool = False
     task_args: dict[str, dict[str, str]] = field(default_factory=dict)
+    model_args: dict[str, str] = field(default_factory=dict)  # --model-arg, e.g. definitions
+    data_dir: Path | None = None  # datasets and reference corpora in their usual layouts
 
 
 @dataclass
@@ -165,7 +167,7 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
 
 def cell_identity(
     fingerprint: str,
-    mode: Mode,
+    mode: str,
     task: Task,
     options: Mapping[str, Any],
     seed: int,
@@ -189,7 +191,13 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
     from posharness.plugins import tasks as task_registry
 
     task_names, modes = validate(config)
-    options = LoadOptions(dtype=config.dtype, device=device)
+    options = LoadOptions(
+        dtype=config.dtype,
+        device=device,
+        model_args=tuple(sorted(config.model_args.items())),
+        data_dir=config.data_dir,
+        cache_dir=config.cache_dir,
+    )
     cells = []
     for text in config.models:
         spec = parse_model_spec(text)
@@ -200,13 +208,21 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                 raise UnsupportedModeError(
                     f"model {spec.text} supports modes {supported}, not {mode}: drop it from --mode"
                 )
+            check_mode = getattr(model, "check_mode", None)
+            if check_mode is not None:
+                check_mode(mode)
         for name in task_names:
             task: Task = task_registry.get(name)()
             task_options = resolve_options(task.spec, config.task_args.get(name, {}))
             for mode in modes:
                 for seed in config.seeds:
                     cell_id = cell_identity(
-                        model.fingerprint(), mode, task, task_options, seed, config.limit
+                        model.fingerprint(),
+                        mode_identity(model, mode),
+                        task,
+                        task_options,
+                        seed,
+                        config.limit,
                     )
                     path = config.output_dir / spec.slug / f"{name}__{mode}__seed{seed}.json"
                     cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))

@@ -2,8 +2,9 @@
 
 The model runs with eager attention: SDPA and flash kernels never materialise the
 attention weights that the analysis tasks read, and the implementation that ran is
-recorded with every result. In this version HF models support mode ``both`` only; the
-contextual/positional split per family is a separate component.
+recorded with every result. For the families in ``decompose/families.py`` the same
+loaded model also runs in modes ``contextual`` and ``positional`` (``decompose/``); the
+family's definition options and reference corpus arrive as ``--model-arg KEY=VALUE``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from posharness.adapter import (
     PECard,
     TokenizedText,
 )
-from posharness.errors import ModelLoadError, UnsupportedModeError
+from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
 from posharness.hashing import hash_file, hash_files, hash_obj
 from posharness.model_spec import LoadOptions
+from posharness.models.decompose.controller import Decomposition, ReferenceLayout
+from posharness.models.decompose.families import family_for, supported_model_types
 from posharness.models.hub import resolve_checkpoint
 from posharness.models.vocabulary import whole_word_vocabulary
 from posharness.plugins import register_model
@@ -43,6 +46,9 @@ TOKENIZER_FILES = (
 )
 ATTN_IMPLEMENTATION = "eager"
 DTYPES = ("float32", "bfloat16", "float16")
+ENCODER_ONLY_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # AutoModel: enc-dec
+REFERENCE_KIND = "reference-attention-inputs"
+REFERENCE_BATCH = 8
 
 
 def resolve_dtype(name: str, device: str) -> str:
@@ -75,11 +81,33 @@ class HFEncoderAdapter:
         config = self.config_dict
         self.num_layers = int(config.get("num_hidden_layers") or config.get("n_layers") or 0)
         self.num_heads = int(config.get("num_attention_heads") or config.get("n_heads") or 0)
-        self.modes = {Mode.BOTH: ModeSupport(exact=True, definition="model as trained")}
+        self._cache_dir = options.cache_dir
+        self.decomposition = self._decomposition(options)
+        if self.decomposition is not None:
+            self.modes = self.decomposition.modes
+        else:
+            self.modes = {Mode.BOTH: ModeSupport(exact=True, definition="model as trained")}
         self._fingerprint: str | None = None
         self._model: Any = None
         self._tokenizer: Any = None
         self._special_frame: tuple[tuple[int, ...], tuple[int, ...], bool] = ((), (), False)
+
+    def _decomposition(self, options: LoadOptions) -> Decomposition | None:
+        model_type = str(self.config_dict.get("model_type", "unknown"))
+        family = family_for(model_type)
+        args = dict(options.model_args)
+        if family is None:
+            if args:
+                raise OptionError(
+                    f"--model-arg {next(iter(args))}: {self.spec} is a {model_type} model, "
+                    "which has no contextual/positional split (families with one: "
+                    f"{', '.join(supported_model_types())})"
+                )
+            return None
+        positions = int(self.config_dict.get("max_position_embeddings", 512))
+        return Decomposition(
+            family, args, options.data_dir, positions - self._position_offset, self.spec
+        )
 
     # -- lazy loading -------------------------------------------------------------------
     @property
@@ -96,14 +124,20 @@ class HFEncoderAdapter:
 
     def _load(self) -> None:
         import torch
+        import transformers
         from transformers import AutoModel, AutoTokenizer
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()
         hf_logging.set_verbosity_error()
+        model_class = getattr(
+            transformers,
+            ENCODER_ONLY_CLASSES.get(str(self.config_dict.get("model_type")), ""),
+            AutoModel,
+        )
         try:
             tokenizer = AutoTokenizer.from_pretrained(self.folder)
-            model = AutoModel.from_pretrained(
+            model = model_class.from_pretrained(
                 self.folder,
                 attn_implementation=ATTN_IMPLEMENTATION,
                 dtype=getattr(torch, self.dtype),
@@ -117,6 +151,8 @@ class HFEncoderAdapter:
             ) from exc
         model.eval()
         model.to(self._device)
+        if self.decomposition is not None:
+            self.decomposition.install(model)
         self._model, self._tokenizer = model, tokenizer
         self._special_frame = self._find_special_frame()
 
@@ -157,7 +193,9 @@ class HFEncoderAdapter:
         return self._fingerprint
 
     def describe(self) -> dict[str, Any]:
+        decomposition = self.decomposition.describe() if self.decomposition else None
         return {
+            "decomposition": decomposition,
             "family": self.config_dict.get("model_type", "unknown"),
             "checkpoint": str(self.folder),
             "hub_commit": self.hub_commit,
@@ -253,12 +291,29 @@ class HFEncoderAdapter:
         )
 
     # -- running ------------------------------------------------------------------------
-    def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
+    def check_mode(self, mode: Mode) -> None:
+        """Fail before any work if ``mode`` is missing or needs data that is not there."""
         if mode not in self.modes:
+            model_type = self.config_dict.get("model_type", "unknown")
+            families = ", ".join(supported_model_types())
             raise UnsupportedModeError(
-                f"{self.spec} supports modes {', '.join(self.modes)}, not {mode}: "
-                "run it with --mode both"
+                f"{self.spec} ({model_type}) supports modes {', '.join(self.modes)}, not "
+                f"{mode}: drop it from --mode (splits exist for {families})"
             )
+        if self.decomposition is not None:
+            self.decomposition.check_ready(mode)
+
+    def _use_mode(self, mode: Mode) -> None:
+        self.check_mode(mode)
+        if self.decomposition is None:
+            return
+        model = self.model
+        if mode is not Mode.BOTH:
+            self.decomposition.prepare(model, self._reference)
+        self.decomposition.set_mode(model, mode)
+
+    def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
+        self._use_mode(mode)
         batch = batch.to(self.device)
         kwargs: dict[str, Any] = {
             "input_ids": batch.input_ids,
@@ -284,6 +339,55 @@ class HFEncoderAdapter:
 
     def _accepts_token_types(self) -> bool:
         return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0
+
+    # -- decomposition statistics ---------------------------------------------------------
+    def _reference(self, layout: ReferenceLayout) -> Any:
+        """Mean attention inputs per layer and position over the packed reference corpus."""
+        import torch
+
+        from posharness.cache import FeatureCache
+        from posharness.models.decompose.family import Reference
+        from posharness.models.decompose.reference import mean_attention_inputs, pack_sequences
+
+        assert self.decomposition is not None
+        family = self.decomposition.family
+        model, tokenizer = self.model, self.tokenizer
+
+        def compute() -> dict[str, Any]:
+            frame = len(self.wrap_token_ids([]))
+            sequences = pack_sequences(
+                layout.corpus,
+                lambda lines: tokenizer(lines, add_special_tokens=False)["input_ids"],
+                lambda ids: self.wrap_token_ids(ids).input_ids,
+                frame,
+                layout.length,
+                layout.sequences,
+            )
+            inputs = mean_attention_inputs(
+                model, family.query_inputs(model), torch.tensor(sequences), REFERENCE_BATCH
+            )
+            return {f"layer{i:03d}": t for i, t in enumerate(inputs)}
+
+        cache = FeatureCache(self._cache_dir)
+        key = cache.key(
+            self.fingerprint(),
+            str(Mode.BOTH),
+            layout.corpus.content_hash,
+            REFERENCE_KIND,
+            extra={"sequences": layout.sequences, "length": layout.length},
+        )
+        tensors = cache.get_or_compute(key, REFERENCE_KIND, compute, meta={"corpus": layout.label})
+        device = next(model.parameters()).device
+        inputs = [tensors[name].to(device) for name in sorted(tensors)]
+        return Reference(inputs, layout.label, layout.corpus.content_hash)
+
+    def positional_scores(self, length: int) -> Any:
+        if self.decomposition is None:
+            return None
+        model = self.model
+        self.decomposition.check_ready(Mode.POSITIONAL)
+        self.decomposition.prepare(model, self._reference)
+        return self.decomposition.positional_scores(model, length)
 
     # -- positions ----------------------------------------------------------------------
     def _position_module(self) -> Any:

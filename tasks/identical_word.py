@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, ModelAdapter, TokenizedText
+from posharness.adapter import ATTENTIONS, ModelAdapter, TokenizedText, mode_identity
 from posharness.errors import OptionError
 from posharness.hashing import hash_obj
 from posharness.task import TaskContext
@@ -97,7 +97,9 @@ class ProbeAttention:
 def probe_attention(
     model: ModelAdapter, ctx: TaskContext, probe: IdenticalWordProbe
 ) -> ProbeAttention:
-    key = ctx.cache.key(model.fingerprint(), str(ctx.mode), probe.input_hash, CACHE_KIND)
+    key = ctx.cache.key(
+        model.fingerprint(), mode_identity(model, ctx.mode), probe.input_hash, CACHE_KIND
+    )
 
     def compute() -> dict:
         import torch

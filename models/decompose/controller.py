@@ -1,0 +1,160 @@
+"""The per-model switchboard: install a family once, then switch modes at will.
+
+It owns the user's choices (``--model-arg`` definition, reference corpus and layout),
+turns them into the ``ModeSupport`` every result records, and prepares the statistics a
+definition needs the first time a non-``both`` mode (or the positional scores) is asked
+for — so runs in mode ``both`` never pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from posharness.adapter import Mode, ModeSupport
+from posharness.errors import OptionError, PosharnessError
+from posharness.models.decompose.core import register_attention_function, set_modes
+from posharness.models.decompose.family import Definition, Family, Reference, definition_named
+from posharness.models.decompose.reference import (
+    DEFAULT_SEQUENCES,
+    ReferenceCorpus,
+    find_reference_corpus,
+)
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+REFERENCE_KEYS = ("reference_corpus", "reference_sequences", "reference_length")
+
+
+@dataclass(frozen=True)
+class ReferenceLayout:
+    corpus: ReferenceCorpus
+    sequences: int
+    length: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.corpus.label}, {self.sequences}x{self.length} tokens"
+
+
+def known_model_args(family: Family) -> tuple[str, ...]:
+    return (family.option, *REFERENCE_KEYS)
+
+
+def _positive_int(key: str, raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise OptionError(f"--model-arg {key}={raw}: expected a positive integer")
+    return value
+
+
+class Decomposition:
+    """One family, one chosen definition, and (where needed) one reference corpus."""
+
+    def __init__(
+        self,
+        family: Family,
+        args: Mapping[str, str],
+        data_dir: Path | None,
+        max_length: int,
+        spec: str,
+    ) -> None:
+        known = known_model_args(family)
+        for key in args:
+            if key not in known:
+                raise OptionError(
+                    f"--model-arg {key}: {spec} ({family.name}) takes {', '.join(known)}"
+                )
+        self.family = family
+        self.definition: Definition = definition_named(family, args.get(family.option))
+        self.layout: ReferenceLayout | None = None
+        self.missing_reference: PosharnessError | None = None
+        if self.definition.needs_reference:
+            sequences = _positive_int(
+                "reference_sequences", args.get("reference_sequences", str(DEFAULT_SEQUENCES))
+            )
+            length = _positive_int(
+                "reference_length", args.get("reference_length", str(min(max_length, 512)))
+            )
+            if length > max_length:
+                raise OptionError(
+                    f"--model-arg reference_length={length} exceeds the model's {max_length} "
+                    "positions"
+                )
+            try:
+                corpus = find_reference_corpus(
+                    args.get("reference_corpus"),
+                    data_dir,
+                    f"{spec}'s split definition {self.definition.name}",
+                )
+                self.layout = ReferenceLayout(corpus, sequences, length)
+            except PosharnessError as exc:
+                if args.get("reference_corpus"):
+                    raise  # a corpus the user named must exist
+                self.missing_reference = exc  # mode `both` does not need it
+        self.installed = False
+        self.prepared = False
+
+    # -- what results record ------------------------------------------------------------
+    @property
+    def modes(self) -> dict[Mode, ModeSupport]:
+        label = self.layout.label if self.layout is not None else None
+        return self.definition.mode_support(label)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "family": self.family.name,
+            "definition": self.definition.name,
+            "definition_description": self.definition.description,
+            "reference": self.layout.label if self.layout is not None else None,
+        }
+
+    def check_ready(self, mode: Mode) -> None:
+        """Fail before any work if ``mode`` needs a corpus that is not there."""
+        if mode is not Mode.BOTH and self.missing_reference is not None:
+            raise self._missing_reference_error()
+
+    def _missing_reference_error(self) -> PosharnessError:
+        assert self.missing_reference is not None
+        alternatives = [d.name for d in self.family.definitions if not d.needs_reference]
+        hint = (
+            f", or --model-arg {self.family.option}={alternatives[0]} (needs no corpus)"
+            if alternatives
+            else ""
+        )
+        return type(self.missing_reference)(f"{self.missing_reference}{hint}")
+
+    # -- running ------------------------------------------------------------------------
+    def install(self, model: nn.Module) -> None:
+        if self.installed:
+            return
+        if self.family.uses_attention_interface:
+            register_attention_function()
+            model.set_attn_implementation("posharness")
+        self.family.install(model)
+        self.installed = True
+
+    def prepare(self, model: nn.Module, make_reference: Callable[[ReferenceLayout], Reference]):
+        if self.prepared:
+            return
+        reference = None
+        if self.definition.needs_reference:
+            if self.layout is None:
+                raise self._missing_reference_error()
+            set_modes(self.family.attention_modules(model), Mode.BOTH)
+            reference = make_reference(self.layout)
+        self.family.prepare(model, self.definition, reference)
+        self.prepared = True
+
+    def set_mode(self, model: nn.Module, mode: Mode) -> None:
+        set_modes(self.family.attention_modules(model), mode)
+
+    def positional_scores(self, model: nn.Module, length: int) -> torch.Tensor | None:
+        return self.family.positional_scores(model, length, self.definition)
