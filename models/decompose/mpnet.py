@@ -1,0 +1,236 @@
+"""MPNet: learned absolute embeddings at the input *and* a bucketed relative bias inside.
+
+MPNet (Song et al. 2020) adds RoBERTa-style learned position embeddings to the word
+embeddings (position ids start at padding_idx + 1) and, like T5, adds a bucketed relative
+bias b_h[bucket(j - i)] to every layer's logits; the encoder computes the bias once and
+hands it to each layer as ``position_bias``. The bias is an exact, content-free delta. The
+absolute part is mixed into the hidden states, so only a stated approximation separates
+it (DECOMPOSITION.md, ``positional-stream``); the two definitions below differ in whether
+they try.
+
+``MPNetSelfAttention`` computes its own scores and never calls ``AttentionInterface``, so
+each instance gets a replacement ``forward`` that routes the logits through
+:func:`~posharness.models.decompose.core.choose_scores`.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from posharness.models.decompose.core import Split, attend, choose_scores
+from posharness.models.decompose.family import Definition, Reference
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+RELATIVE_BIAS = "relative-bias"
+POSITIONAL_STREAM = "relative-bias+positional-stream"
+STREAM_ATTR = "posharness_mpnet_stream"  # StreamTables on each module, or None
+PATCHED_ATTR = "posharness_mpnet_patched"
+
+
+@dataclass(frozen=True)
+class StreamTables:
+    """Per-position projections of one layer's mean input u_t, each [H, T, d].
+
+    Indexed by slot in the batch, as MPNet's own relative bias is (it uses ``arange``, not
+    position ids). Slot equals absolute position for unpadded or right-padded batches (the
+    tokenizer's default); under left padding the real tokens' u_t would be offset.
+
+    ``q_pos``/``k_pos`` are q(u_t), k(u_t) with the projection bias; ``q_shift``/``k_shift``
+    are W(u_t - ū) without it, so q(x_t - u_t + ū) = q_t - q_shift[t] (the bias cancels).
+    """
+
+    q_pos: torch.Tensor
+    k_pos: torch.Tensor
+    q_shift: torch.Tensor
+    k_shift: torch.Tensor
+
+    @property
+    def length(self) -> int:
+        return int(self.q_pos.shape[1])
+
+
+def _heads(flat: torch.Tensor, heads: int) -> torch.Tensor:
+    """[T, H*d] -> [H, T, d]."""
+    return flat.view(flat.shape[0], heads, -1).transpose(0, 1).contiguous()
+
+
+def stream_tables(module: Any, mean_inputs: torch.Tensor) -> StreamTables:
+    import torch
+
+    heads = module.num_attention_heads
+    with torch.no_grad():
+        u = mean_inputs.float()
+        shift = u - u.mean(dim=0, keepdim=True)
+        tables = {}
+        for name in ("q", "k"):
+            linear = getattr(module, name)
+            weight = linear.weight.float()
+            bias = linear.bias.float() if linear.bias is not None else 0.0
+            tables[f"{name}_pos"] = _heads(u @ weight.T + bias, heads)
+            tables[f"{name}_shift"] = _heads(shift @ weight.T, heads)
+    return StreamTables(**tables)
+
+
+def _sliced(table: torch.Tensor, length: int, like: torch.Tensor) -> torch.Tensor:
+    return table[:, :length].to(device=like.device, dtype=like.dtype).unsqueeze(0)
+
+
+def _check_length(tables: StreamTables, length: int) -> None:
+    if length > tables.length:
+        from posharness.errors import OptionError
+
+        raise OptionError(
+            f"MPNet {POSITIONAL_STREAM}: a sequence of {length} tokens is longer than the "
+            f"reference length {tables.length}; pass a larger --model-arg "
+            f"reference_length=N (N >= {length})"
+        )
+
+
+def stream_delta(tables: StreamTables, length: int, like: torch.Tensor) -> torch.Tensor:
+    """q(u_i)·k(u_j)/sqrt(d): [1, H, n, n], content-free by construction."""
+    import torch
+
+    _check_length(tables, length)
+    q_pos = _sliced(tables.q_pos, length, like)
+    k_pos = _sliced(tables.k_pos, length, like)
+    return torch.matmul(q_pos, k_pos.transpose(-1, -2)) / math.sqrt(q_pos.shape[-1])
+
+
+def _logits(module: Any, q: Any, k: Any, position_bias: Any) -> torch.Tensor:
+    """The model's own logits, in its own order of operations (so ``both`` is bit-close)."""
+    import torch
+
+    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(module.attention_head_size)
+    return scores if position_bias is None else scores + position_bias
+
+
+def _split(module: Any, q: Any, k: Any, position_bias: Any) -> Split:
+    import torch
+
+    scale = math.sqrt(module.attention_head_size)
+    bias = torch.zeros_like(q[:1, :, :, :1]) if position_bias is None else position_bias[:1]
+    tables: StreamTables | None = getattr(module, STREAM_ATTR, None)
+    if tables is None:
+        gamma = torch.matmul(q, k.transpose(-1, -2)) / scale
+        return Split(gamma=gamma, delta=bias.expand(1, q.shape[1], q.shape[2], k.shape[2]))
+    length = q.shape[2]
+    _check_length(tables, length)
+    q_content = q - _sliced(tables.q_shift, length, q)
+    k_content = k - _sliced(tables.k_shift, length, k)
+    gamma = torch.matmul(q_content, k_content.transpose(-1, -2)) / scale
+    delta = stream_delta(tables, length, q) + bias
+    residual = _logits(module, q, k, position_bias) - gamma - delta
+    return Split(gamma=gamma, delta=delta, residual=residual)
+
+
+def _three_mode_forward(
+    self: Any,
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor | None = None,
+    position_bias: torch.Tensor | None = None,
+    output_attentions: bool = False,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, ...]:
+    """``MPNetSelfAttention.forward`` with the logits chosen by the module's mode."""
+    shape = (*hidden_states.shape[:-1], -1, self.attention_head_size)
+    q = self.q(hidden_states).view(shape).transpose(1, 2)
+    k = self.k(hidden_states).view(shape).transpose(1, 2)
+    v = self.v(hidden_states).view(shape).transpose(1, 2)
+    scores = choose_scores(
+        self,
+        lambda: _logits(self, q, k, position_bias),
+        lambda: _split(self, q, k, position_bias),
+    )
+    # A content-free delta is [1, H, n, n]: widen it so returned weights keep the batch size.
+    scores = scores.expand(q.shape[0], *scores.shape[1:])
+    context, weights = attend(self, scores, attention_mask, v, self.dropout.p)
+    output = self.o(context.reshape(*context.shape[:2], self.all_head_size))
+    return (output, weights) if output_attentions else (output,)
+
+
+class MPNetFamily:
+    """gamma/delta for MPNet; the bias is always delta, the absolute PE optionally too."""
+
+    name = "MPNet (learned absolute input + bucketed relative bias)"
+    option = "mpnet"
+    definitions = (
+        Definition(
+            name=RELATIVE_BIAS,
+            description=(
+                "gamma = q·k/sqrt(d) (still holding the input-added absolute PE), "
+                "delta = the shared bucketed relative bias b_h[bucket(j-i)]"
+            ),
+            exact=True,
+            content_free_delta=True,
+        ),
+        Definition(
+            name=POSITIONAL_STREAM,
+            description=(
+                "delta = q(u_i)·k(u_j)/sqrt(d) + relative bias, u_t = mean layer input at "
+                "position t; gamma = q·k of x - u_t + mean(u); residual = the rest"
+            ),
+            exact=False,
+            content_free_delta=True,
+            needs_reference=True,
+        ),
+    )
+    uses_attention_interface = False
+
+    def _encoder(self, model: nn.Module) -> Any:
+        return getattr(model, "mpnet", model).encoder
+
+    def attention_modules(self, model: nn.Module) -> list[nn.Module]:
+        layers: Any = self._encoder(model).layer
+        return [layer.attention.attn for layer in layers]
+
+    def query_inputs(self, model: nn.Module) -> list[nn.Module]:
+        modules: list[Any] = self.attention_modules(model)
+        return [module.q for module in modules]
+
+    def install(self, model: nn.Module) -> None:
+        for module in self.attention_modules(model):
+            if getattr(module, PATCHED_ATTR, False):
+                continue
+            module.forward = types.MethodType(_three_mode_forward, module)
+            setattr(module, PATCHED_ATTR, True)
+            setattr(module, STREAM_ATTR, None)
+
+    def prepare(
+        self, model: nn.Module, definition: Definition, reference: Reference | None
+    ) -> None:
+        modules = self.attention_modules(model)
+        if definition.name != POSITIONAL_STREAM:
+            for module in modules:
+                setattr(module, STREAM_ATTR, None)
+            return
+        if reference is None:
+            raise ValueError(f"{POSITIONAL_STREAM} needs a Reference (mean attention inputs)")
+        for module, mean_inputs in zip(modules, reference.inputs, strict=True):
+            setattr(module, STREAM_ATTR, stream_tables(module, mean_inputs))
+
+    def positional_scores(
+        self, model: nn.Module, length: int, definition: Definition
+    ) -> torch.Tensor:
+        import torch
+
+        modules = self.attention_modules(model)
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            # The model's own bias for an unpadded sequence; only x's batch and length count.
+            probe = torch.zeros(1, length, 1, device=device)
+            bias = self._encoder(model).compute_position_bias(probe)[0].float()  # [H, n, n]
+            if definition.name != POSITIONAL_STREAM:
+                return bias.unsqueeze(0).expand(len(modules), *bias.shape).cpu().clone()
+            layers = []
+            for module in modules:
+                tables = getattr(module, STREAM_ATTR, None)
+                if tables is None:
+                    raise ValueError(f"call prepare with {POSITIONAL_STREAM} first")
+                layers.append(stream_delta(tables, length, bias)[0] + bias)
+        return torch.stack(layers).cpu()
