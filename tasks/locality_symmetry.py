@@ -6,6 +6,10 @@ and the magnitude-based companion are reported, for the full matrix (special tok
 included, as the paper) and with special-token rows and columns removed and rows
 renormalised. Per-layer and per-head values go to ``details``; each probe word is one
 example, so two models can be compared with a paired test over the same words.
+
+Where the model defines a content-free positional term (``positional_scores``), the same
+metrics are taken of softmax(delta) — the positional term itself, not the probe — as
+``positional_term_*`` (see ``positional_term.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from posharness.adapter import ATTENTIONS, ModelAdapter
 from posharness.plugins import register_task
 from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.identical_word import PROBE_OPTIONS, probe_attention, probe_from_options
+from posharness.tasks.positional_term import positional_term
 
 GEOMETRY = ("locality", "symmetry", "symmetry_magnitude")
 
@@ -62,11 +67,13 @@ def bootstrap_interval(
 class LocalitySymmetry:
     spec = TaskSpec(
         name="locality_symmetry",
-        version="1",
+        version="2",
         family="attention-geometry",
         description="Locality and symmetry of identical-word-probe attention (Chen et al. 2023)",
         main_metric="locality",
-        headline_metrics=GEOMETRY + tuple(f"{name}_no_special" for name in GEOMETRY),
+        headline_metrics=GEOMETRY
+        + tuple(f"{name}_no_special" for name in GEOMETRY)
+        + ("positional_term_locality", "positional_term_symmetry"),
         needs=frozenset({ATTENTIONS}),
         data_source="identical-word probe (random whole words from the model's vocabulary)",
         defaults={**PROBE_OPTIONS, "bootstrap": 200, "figures": True},
@@ -103,6 +110,22 @@ class LocalitySymmetry:
             example.update({f"{k}_no_special": v for k, v in geometry(matrix, drop).items()})
             examples.append(example)
         artifacts = self._figures(model, ctx, attention) if ctx.options["figures"] else []
+        term, status = positional_term(model, probe.length)
+        details["positional_term"] = status
+        if term is not None:
+            weights = term.attention
+            average = weights.mean(axis=(0, 1))
+            for suffix, positions in (("", ()), ("_no_special", drop)):
+                for name, value in geometry(average, positions).items():
+                    metrics[f"positional_term_{name}{suffix}"] = Metric(value)
+            details["positional_term"] = {
+                "definition": term.definition,
+                "matrix": "softmax of the content-free delta, mean over layers and heads",
+                "per_layer": [geometry(m) for m in weights.mean(axis=1)],
+                "per_head": [[geometry(m) for m in layer] for layer in weights],
+            }
+            if ctx.options["figures"]:
+                artifacts.append(self._term_figure(model, ctx, weights))
         return TaskResult(
             metrics=metrics,
             data_hash=probe.input_hash[:16],
@@ -116,6 +139,15 @@ class LocalitySymmetry:
                 "first_words": list(probe.words[:10]),
             },
         )
+
+    def _term_figure(self, model: ModelAdapter, ctx: TaskContext, weights: np.ndarray):
+        from posharness.figures import heatmap_grid
+
+        title = f"{model.spec} · softmax(delta), positional term"
+        path = heatmap_grid(
+            weights.mean(axis=1), ctx.artifact_dir / "positional_term_per_layer.png", title
+        )
+        return path.relative_to(ctx.artifact_dir)
 
     def _figures(self, model: ModelAdapter, ctx: TaskContext, attention) -> list:
         from posharness.figures import heatmap, heatmap_grid

@@ -8,6 +8,10 @@ and apply the same measure to the identical-word probe's attention (shared with
 the same matrix with positions relabelled (rows and columns permuted together), which
 keeps every entry — and the diagonal on the diagonal — but destroys the order of
 positions, so R² well above its control means real translation structure.
+
+Where the model defines a content-free positional term, the logits delta themselves are
+measured too (``positional_term_r2``: the mean over layers and heads; per head in
+``details``) — TISA's own use of R² on extracted positional scores.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from posharness.adapter import ATTENTIONS, ModelAdapter
 from posharness.plugins import register_task
 from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.identical_word import PROBE_OPTIONS, probe_attention, probe_from_options
+from posharness.tasks.positional_term import positional_term
 
 
 def shuffled_control(matrix: np.ndarray, draws: int, seed: int) -> Metric:
@@ -39,7 +44,7 @@ def shuffled_control(matrix: np.ndarray, draws: int, seed: int) -> Metric:
 class Toeplitz:
     spec = TaskSpec(
         name="toeplitz",
-        version="1",
+        version="2",
         family="attention-geometry",
         description="Toeplitz R² of position Gram and probe attention (Wennberg & Henter 2021)",
         main_metric="attention_r2",
@@ -50,6 +55,8 @@ class Toeplitz:
             "attention_no_special_r2_shuffled",
             "gram_r2",
             "gram_r2_shuffled",
+            "positional_term_r2",
+            "positional_term_r2_shuffled",
         ),
         needs=frozenset({ATTENTIONS}),
         data_source="position table + identical-word probe",
@@ -81,6 +88,19 @@ class Toeplitz:
                 artifacts.append(self._gram_figure(model, ctx, gram))
         else:
             details["gram"] = "the model has no learned absolute position table"
+        term, status = positional_term(model, probe.length)
+        details["positional_term"] = status
+        if term is not None:
+            matrices["positional_term"] = term.logits.mean(axis=(0, 1))
+            per_head = [[toeplitz_r2(m) for m in layer] for layer in term.logits]
+            metrics["positional_term_r2_mean_head"] = Metric(
+                float(np.mean(per_head)), n=int(np.size(per_head))
+            )
+            details["positional_term"] = {
+                "definition": term.definition,
+                "matrix": "content-free delta logits, mean over layers and heads",
+                "r2_per_head": per_head,
+            }
         for name, matrix in matrices.items():
             metrics[f"{name}_r2"] = Metric(toeplitz_r2(matrix), n=len(matrix))
             metrics[f"{name}_r2_shuffled"] = shuffled_control(matrix, draws, ctx.seed)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OptionError, UnknownNameError, UnsupportedModeError
+from posharness.errors import DataError, OptionError, UnknownNameError
 from posharness.results import SCHEMA_VERSION, read_result
 from posharness.runner import RunConfig, run
 
@@ -164,7 +164,8 @@ def test_figures_are_written_next_to_the_result(tiny_bert, tmp_path):
         ({"models": ["nosuchmodel"]}, UnknownNameError, "unknown model"),
         ({"limit": 0}, OptionError, "positive"),
         ({"modes": ["sideways"]}, OptionError, "choose from"),
-        ({"modes": ["positional"]}, UnsupportedModeError, "supports modes both"),
+        ({"modes": ["positional"]}, DataError, "needs a reference corpus"),
+        ({"model_args": {"absolute": "nope"}}, OptionError, "tisa-mean-word"),
         ({"dtype": "int8"}, OptionError, "--dtype"),
     ],
 )

@@ -1,0 +1,49 @@
+"""The positional term delta itself, next to identical-word probing (issue: decomposition).
+
+Identical-word probing measures what the whole model attends to when content is held
+constant; ``positional_scores`` gives the content-free delta of each layer and head
+directly (exact for T5 / XLNet / MPNet biases, estimated under the model's named
+definition for absolute and rotary PEs). The geometry tasks measure both, so a reader
+sees whether the probe's locality comes from the positional term or from the rest of
+the network. Delta does not depend on the mode a cell runs in; it is reported in each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from posharness.adapter import ModelAdapter
+from posharness.errors import DataError
+
+
+@dataclass(frozen=True)
+class PositionalTerm:
+    logits: np.ndarray  # [L, H, n, n] delta, already scaled
+    definition: str | None
+
+    @property
+    def attention(self) -> np.ndarray:
+        """softmax(delta) per layer and head: what positional mode attends with, unpadded."""
+        shifted = self.logits - self.logits.max(axis=-1, keepdims=True)
+        weights = np.exp(shifted)
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def positional_term(model: ModelAdapter, length: int) -> tuple[PositionalTerm | None, str]:
+    """The model's delta for ``length`` positions, or None and the reason it is absent."""
+    from posharness.adapter import Mode
+
+    scores_of = getattr(model, "positional_scores", None)
+    if scores_of is None:
+        return None, "the adapter has no positional_scores"
+    try:
+        scores = scores_of(length)
+    except DataError as exc:
+        return None, f"unavailable: {exc}"
+    if scores is None:
+        return None, "the model defines no content-free positional term"
+    support = model.modes.get(Mode.POSITIONAL)
+    logits = scores.detach().to("cpu").double().numpy()
+    return PositionalTerm(logits, support.definition if support else None), "ok"
