@@ -102,17 +102,22 @@ def print_registry(what: str) -> None:
 
     registry = models if what == "models" else tasks
     table = Table(title=f"registered {what}")
-    for column in ("name", "family", "description", "origin"):
+    columns = ("name", "family", "description", "origin")
+    if what == "models":
+        columns = ("name", "family", "modes", "description", "origin")
+    for column in columns:
         table.add_column(column)
     for entry in registry.entries():
         obj = entry.obj
-        if what == "tasks":
-            family, description = obj.spec.family, obj.spec.description
-        else:
-            family = getattr(obj, "family", "model")
-            description = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
         origin = entry.origin if entry.origin == "built-in" else f"{entry.origin}: {entry.source}"
-        table.add_row(entry.name, family, description, origin)
+        if what == "tasks":
+            table.add_row(entry.name, obj.spec.family, obj.spec.description, origin)
+            continue
+        family = getattr(obj, "family", "model")
+        description = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
+        # Factories say which modes they offer; an adapter may narrow it per checkpoint.
+        modes = getattr(obj, "modes", "both")
+        table.add_row(entry.name, family, modes, description, origin)
     console().print(table)
     if what == "tasks":
         for group, members in sorted(registry.groups().items()):

@@ -232,6 +232,32 @@ def toeplitz_r2(matrix: Any) -> float:
     return 1.0 - rss / tss
 
 
+def toeplitz_r2_where(matrix: Any, keep: Any) -> float:
+    """:func:`toeplitz_r2` over the entries where ``keep`` is True only.
+
+    For logits that a mask removes (a sliding window sets them to the dtype's minimum):
+    those entries say nothing about translation invariance, and letting them in would
+    make any banded mask look perfectly Toeplitz.
+    """
+    keep = np.asarray(keep, dtype=bool)
+    a = np.where(keep, np.asarray(matrix, dtype=np.float64), 0.0)
+    a = as_matrix(a, require_row_stochastic=False)
+    if keep.shape != a.shape:
+        raise MetricInputError(f"mask shape {keep.shape} differs from matrix shape {a.shape}")
+    n = a.shape[0]
+    idx = np.arange(n)
+    offset = (idx[None, :] - idx[:, None] + n - 1)[keep]
+    values = a[keep]
+    if values.size == 0:
+        raise MetricInputError("every entry is masked: nothing to fit")
+    counts = np.bincount(offset, minlength=2 * n - 1)
+    means = np.bincount(offset, weights=values, minlength=2 * n - 1) / np.maximum(counts, 1)
+    tss = float(((values - values.mean()) ** 2).sum())
+    if tss == 0.0:
+        return 1.0
+    return 1.0 - float(((values - means[offset]) ** 2).sum()) / tss
+
+
 def remove_positions(matrix: Any, drop: Sequence[int], *, renormalise: bool = True) -> np.ndarray:
     """Delete rows and columns ``drop`` (e.g. [CLS]/[SEP]) and optionally renormalise.
 

@@ -452,4 +452,8 @@ def build_minilm(argument: str | None, options: LoadOptions) -> HFEncoderAdapter
 
 
 build_hf.family = "huggingface"  # type: ignore[attr-defined]
+build_hf.modes = (  # type: ignore[attr-defined]
+    f"both; contextual, positional for {', '.join(supported_model_types())}"
+)
 build_minilm.family = "huggingface (BERT, learned absolute)"  # type: ignore[attr-defined]
+build_minilm.modes = "both, contextual, positional"  # type: ignore[attr-defined]

@@ -17,11 +17,18 @@ import numpy as np
 from posharness.adapter import ModelAdapter
 from posharness.errors import DataError
 
+MASKED_BELOW = -1e30  # a family's own mask (ModernBERT's window) writes the dtype's minimum
+
 
 @dataclass(frozen=True)
 class PositionalTerm:
-    logits: np.ndarray  # [L, H, n, n] delta, already scaled
+    logits: np.ndarray  # [L, H, n, n] delta, already scaled; masked entries ≈ dtype minimum
     definition: str | None
+
+    @property
+    def visible(self) -> np.ndarray:
+        """Where delta is a real score rather than a structural mask (sliding windows)."""
+        return self.logits > MASKED_BELOW
 
     @property
     def attention(self) -> np.ndarray:

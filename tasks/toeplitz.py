@@ -64,7 +64,7 @@ class Toeplitz:
     )
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
-        from posharness.metrics import remove_positions, toeplitz_r2
+        from posharness.metrics import remove_positions, toeplitz_r2, toeplitz_r2_where
 
         draws = int(ctx.options["controls"])
         probe = probe_from_options(model, ctx)
@@ -91,11 +91,17 @@ class Toeplitz:
         term, status = positional_term(model, probe.length)
         details["positional_term"] = status
         if term is not None:
-            matrices["positional_term"] = term.logits.mean(axis=(0, 1))
-            per_head = [[toeplitz_r2(m) for m in layer] for layer in term.logits]
+            per_head = [
+                [toeplitz_r2_where(m, keep) for m, keep in zip(layer, masks, strict=True)]
+                for layer, masks in zip(term.logits, term.visible, strict=True)
+            ]
             metrics["positional_term_r2_mean_head"] = Metric(
                 float(np.mean(per_head)), n=int(np.size(per_head))
             )
+            if term.visible.all():
+                matrices["positional_term"] = term.logits.mean(axis=(0, 1))
+            else:  # windowed layers: the mean over heads is only defined inside the windows
+                details["positional_term_mean"] = "skipped: some layers mask part of delta"
             details["positional_term"] = {
                 "definition": term.definition,
                 "matrix": "content-free delta logits, mean over layers and heads",

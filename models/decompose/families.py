@@ -20,6 +20,7 @@ FAMILY_BY_MODEL_TYPE = {
     "distilbert": _ABSOLUTE,
     "modernbert": "rope:ModernBertFamily",
     "roformer": "rope:RoFormerFamily",
+    "deberta": "deberta:DebertaFamily",
     "deberta-v2": "deberta:DebertaFamily",
     "xlnet": "xlnet:XLNetFamily",
     "t5": "t5:T5Family",

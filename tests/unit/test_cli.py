@@ -184,3 +184,50 @@ def test_kill_9_mid_run_resumes_to_the_uninterrupted_results(tmp_path, tiny_bert
 def test_python_dash_m_and_console_script_agree(tmp_path):
     proc = posharness("--version", cwd=tmp_path)
     assert proc.returncode == 0 and "posharness" in proc.stdout
+
+
+def test_three_modes_give_three_cells_that_state_their_split(tmp_path, tiny_bert):
+    args = tiny_run(
+        tiny_bert,
+        "--mode",
+        "both,contextual,positional",
+        "--model-arg",
+        "absolute=mean-word-stream",
+        "--leaderboard",
+        "lb.json",
+    )
+    proc = posharness(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = {p.name: json.loads(p.read_text()) for p in (tmp_path / "results").rglob("*.json")}
+    assert len(results) == 3
+    by_mode = {r["mode"]["name"]: r for r in results.values()}
+    assert by_mode["both"]["mode"]["definition"] == "model as trained"
+    for mode in ("contextual", "positional"):
+        info = by_mode[mode]["mode"]
+        assert info["definition"] == "mean-word-stream" and info["exact"] is False
+        assert info["content_free_delta"] is True
+    localities = {m: r["metrics"]["locality"]["value"] for m, r in by_mode.items()}
+    assert len(set(localities.values())) == 3  # each mode attends differently
+    term = {r["metrics"]["positional_term_locality"]["value"] for r in by_mode.values()}
+    assert len(term) == 1  # delta does not depend on the mode a cell runs in
+    shown = posharness("leaderboard", "show", "lb.json", "--format", "csv", cwd=tmp_path)
+    assert sorted(line.split(",")[2] for line in shown.stdout.strip().splitlines()[1:]) == [
+        "both",
+        "contextual",
+        "positional",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (["--mode", "positional"], ["reference corpus", "absolute=mean-word-stream"]),
+        (["--model-arg", "absolute=nope"], ["absolute=nope", "tisa-mean-word"]),
+        (["--model-arg", "colour=red"], ["--model-arg colour", "reference_corpus"]),
+        (["--model-arg", "oops"], ["KEY=VALUE"]),
+    ],
+)
+def test_bad_mode_options_give_one_line(tmp_path, tiny_bert, extra, fragments):
+    proc = posharness(*tiny_run(tiny_bert, *extra), cwd=tmp_path)
+    assert_one_line_error(proc, *fragments)
+    assert not list(tmp_path.rglob("*.json"))

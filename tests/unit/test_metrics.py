@@ -430,3 +430,25 @@ def test_geometry_summary_validates_once_and_matches_individual_metrics(monkeypa
         "symmetry": symmetry(m),
         "symmetry_magnitude": symmetry_magnitude(m),
     }
+
+
+def test_masked_toeplitz_r2_matches_the_plain_one_without_a_mask():
+    from posharness.metrics import toeplitz_r2, toeplitz_r2_where
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(7, 7))
+    assert toeplitz_r2_where(a, np.ones((7, 7), bool)) == pytest.approx(toeplitz_r2(a), abs=1e-12)
+
+
+def test_masked_toeplitz_r2_ignores_masked_entries_entirely():
+    from posharness.metrics import toeplitz_r2, toeplitz_r2_where
+
+    idx = np.arange(8)
+    offsets = idx[None, :] - idx[:, None]
+    band = np.abs(offsets) <= 2
+    toeplitz_inside = np.where(band, -np.abs(offsets).astype(float), -3.4e38)
+    assert toeplitz_r2_where(toeplitz_inside, band) == pytest.approx(1.0)
+    noisy = toeplitz_inside + np.where(band, np.random.default_rng(1).normal(size=(8, 8)), 0.0)
+    assert toeplitz_r2_where(noisy, band) < 0.9
+    # the unmasked measure is fooled by the mask: the band structure alone is Toeplitz
+    assert toeplitz_r2(np.where(band, noisy, -1e6)) > 0.99
