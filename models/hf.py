@@ -48,7 +48,17 @@ ATTN_IMPLEMENTATION = "eager"
 DTYPES = ("float32", "bfloat16", "float16")
 ENCODER_ONLY_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # AutoModel: enc-dec
 REFERENCE_KIND = "reference-attention-inputs"
+LAYER_KEYS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer")
+HEAD_KEYS = ("num_attention_heads", "n_heads", "num_heads", "n_head")
 REFERENCE_BATCH = 8
+
+
+def _first_int(config: dict[str, Any], *names: str) -> int:
+    """Families name the same size differently (T5 num_layers, XLNet n_layer, ...)."""
+    for name in names:
+        if config.get(name):
+            return int(config[name])
+    return 0
 
 
 def resolve_dtype(name: str, device: str) -> str:
@@ -79,8 +89,8 @@ class HFEncoderAdapter:
                 f"cannot read {folder / 'config.json'} ({exc}): fix or replace the file"
             ) from exc
         config = self.config_dict
-        self.num_layers = int(config.get("num_hidden_layers") or config.get("n_layers") or 0)
-        self.num_heads = int(config.get("num_attention_heads") or config.get("n_heads") or 0)
+        self.num_layers = _first_int(config, *LAYER_KEYS)
+        self.num_heads = _first_int(config, *HEAD_KEYS)
         self._cache_dir = options.cache_dir
         self.decomposition = self._decomposition(options)
         if self.decomposition is not None:
