@@ -85,3 +85,75 @@ def test_minilm_fingerprint_is_stable_and_names_its_files(minilm):
     assert minilm.fingerprint() == again.fingerprint()
     assert minilm.describe()["family"] == "bert"
     assert minilm.num_layers == 6 and minilm.num_heads == 12
+
+
+def _snli_premises(count: int) -> list[str]:
+    data = shared_data_dir()
+    path = data / "snli" / "snli_1.0" / "snli_1.0_test.jsonl" if data else None
+    if path is None or not path.exists():
+        pytest.skip("../shared/data/snli/snli_1.0/snli_1.0_test.jsonl is not present")
+    if not (data / "wikitext-2" / "wiki.valid.tokens").exists():
+        pytest.skip("../shared/data/wikitext-2/wiki.valid.tokens (reference corpus) is absent")
+    with path.open() as handle:
+        return [
+            json.loads(line)["sentence1"] for _, line in zip(range(count), handle, strict=False)
+        ]
+
+
+@needs_minilm
+def test_minilm_three_modes_on_snli_premises(tmp_path):
+    premises = _snli_premises(32)
+    options = LoadOptions(device="cpu", data_dir=shared_data_dir(), cache_dir=tmp_path / "c")
+    model = load_model(parse_model_spec("minilm"), options)
+    assert "wiki.valid.tokens" in model.modes[Mode.POSITIONAL].reference_corpus
+    items = model.tokenize(premises)
+    batch = pad_batch(items, model.pad_token_id)
+    want = frozenset({HIDDEN, "attentions"})
+    outputs = {mode: model.encode(batch, mode, want) for mode in Mode}
+    for mode, out in outputs.items():
+        assert all(torch.isfinite(h).all() for h in out.hidden_states), mode
+        for layer in out.attentions:
+            assert (
+                float(layer[batch.attention_mask[:, None, None, :].expand_as(layer) == 0].sum())
+                == 0
+            )
+    both = outputs[Mode.BOTH].attentions
+    for mode in (Mode.CONTEXTUAL, Mode.POSITIONAL):
+        gap = min(
+            float((a - b).abs().mean()) for a, b in zip(outputs[mode].attentions, both, strict=True)
+        )
+        assert gap > 1e-3, mode  # every layer attends differently
+    # positional mode is content-free: the longest premise (no padding) attends with
+    # exactly softmax(delta) in every layer
+    longest = int(batch.attention_mask.sum(1).argmax())
+    n = int(batch.attention_mask[longest].sum())
+    scores = model.positional_scores(n)
+    for layer, attention in enumerate(outputs[Mode.POSITIONAL].attentions):
+        expected = torch.softmax(scores[layer], dim=-1)
+        torch.testing.assert_close(attention[longest, :, :n, :n], expected, atol=1e-5, rtol=1e-4)
+
+
+@needs_minilm
+def test_minilm_locality_and_symmetry_in_each_mode(tmp_path):
+    _snli_premises(1)  # skips without the shared data (reference corpus)
+    outcomes = run(
+        RunConfig(
+            models=["minilm"],
+            tasks=["locality_symmetry"],
+            modes=["both", "contextual", "positional"],
+            output_dir=tmp_path / "r",
+            cache_dir=tmp_path / "c",
+            device="cpu",
+            data_dir=shared_data_dir(),
+            task_args={"locality_symmetry": {"words": "30", "bootstrap": "0", "figures": "false"}},
+        )
+    )
+    by_mode = {o.result.mode.name: o.result for o in outcomes}
+    assert by_mode["positional"].mode.definition == "tisa-mean-word"
+    assert by_mode["positional"].mode.reference_corpus.startswith("wikitext-2/wiki.valid.tokens")
+    locality = {m: r.metrics["locality_no_special"].value for m, r in by_mode.items()}
+    assert len({round(v, 6) for v in locality.values()}) == 3
+    # the positional term alone is more local than the content term alone
+    assert locality["positional"] > locality["contextual"]
+    term = by_mode["both"].metrics["positional_term_locality_no_special"].value
+    assert 0.0 < term <= 1.0
