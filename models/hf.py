@@ -53,6 +53,31 @@ HEAD_KEYS = ("num_attention_heads", "n_heads", "num_heads", "n_head")
 REFERENCE_BATCH = 8
 
 
+# Families whose PE is not a learned table added at the input, in the survey's terms
+# (Dufter et al. 2022, Table 1). Parameter counts vary by checkpoint and are left open.
+def _card(family: str, reference: str, injection: str, learnable: bool) -> PECard:
+    return PECard(family, reference, injection, True, learnable, None, True)
+
+
+_ROPE = _card("RoPE", "relative", "attention matrix (rotates q, k)", learnable=False)
+_T5 = _card("T5 bucketed relative bias", "relative", "attention matrix", learnable=True)
+PE_CARDS = {
+    "t5": _T5,
+    "mt5": _T5,
+    "modernbert": _ROPE,
+    "roformer": _ROPE,
+    "deberta": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
+    "deberta-v2": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
+    "xlnet": _card("Transformer-XL sinusoidal relative", "relative", "attention matrix", True),
+    "mpnet": _card(
+        "learned absolute + T5-style relative bias",
+        "both",
+        "input embedding + attention matrix",
+        True,
+    ),
+}
+
+
 def _first_int(config: dict[str, Any], *names: str) -> int:
     """Families name the same size differently (T5 num_layers, XLNet n_layer, ...)."""
     for name in names:
@@ -217,6 +242,9 @@ class HFEncoderAdapter:
         }
 
     def pe_card(self) -> PECard:
+        catalogued = PE_CARDS.get(str(self.config_dict.get("model_type")))
+        if catalogued is not None:
+            return catalogued
         table = self.position_embeddings()
         if table is not None:
             return PECard(
