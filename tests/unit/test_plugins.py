@@ -257,7 +257,8 @@ def test_entry_point_model_is_listed_as_plugin_of_its_distribution(
     assert "plugin" in origin
     assert DIST_NAME in origin
     assert rows["demo-tiny"][1] == "demo"  # the factory's family attribute
-    assert rows["demo-tiny"][2] == "Tiny random BERT served by a test plugin."
+    assert rows["demo-tiny"][2] == "both"  # a factory that declares no modes offers `both`
+    assert rows["demo-tiny"][3] == "Tiny random BERT served by a test plugin."
     # the package's own models stay built-in next to the plugin
     assert origin_of(rows, "hf") == BUILTIN
     assert origin_of(rows, "minilm") == BUILTIN
