@@ -29,9 +29,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import OptionError
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
     import torch
@@ -80,47 +80,23 @@ def _heads(module: nn.Module) -> int:
     return int(module.config.num_attention_heads)
 
 
-class StreamTables:
-    """Per depth: positional q/k and the shifts that remove u_t − ū from q and k, [H, T, d]."""
-
-    def __init__(self) -> None:
-        self.pos_q: list[torch.Tensor] = []
-        self.pos_k: list[torch.Tensor] = []
-        self.shift_q: list[torch.Tensor] = []
-        self.shift_k: list[torch.Tensor] = []
-
-    @property
-    def length(self) -> int:
-        return int(self.pos_q[0].shape[1]) if self.pos_q else 0
-
-
 class StreamSplitter:
-    def __init__(self, tables: StreamTables) -> None:
-        self.tables = tables
+    """Splits logits with the stream of the current call's depth (shared by all modules)."""
+
+    def __init__(self, streams: list[LayerStream]) -> None:
+        self.streams = streams  # one per depth, filled by prepare()
 
     def both(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Any:
         return matmul_scores(query, key, scaling)
 
     def split(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Split:
-        depth = getattr(module, DEPTH_ATTR, 0)
-        tables = self.tables
-        if not tables.pos_q:
+        if not self.streams:
             raise RuntimeError("positional tables are missing: call prepare() before the modes")
-        n, m = query.shape[-2], key.shape[-2]
-        if max(n, m) > tables.length:
-            raise OptionError(
-                f"a batch of {max(n, m)} tokens exceeds the {tables.length} positions the "
-                "positional statistics cover: pass --model-arg reference_length="
-                f"{max(n, m)} (or more)"
-            )
-        dtype = query.dtype
-        pos_q = tables.pos_q[depth][:, :n].to(dtype)
-        pos_k = tables.pos_k[depth][:, :m].to(dtype)
-        gamma_q = query - tables.shift_q[depth][:, :n].to(dtype)
-        gamma_k = key - tables.shift_k[depth][:, :m].to(dtype)
+        stream = self.streams[getattr(module, DEPTH_ATTR, 0)]
+        gamma_q, gamma_k = stream.content(query, key)
         logits = matmul_scores(query, key, scaling)
         gamma = matmul_scores(gamma_q, gamma_k, scaling)
-        delta = matmul_scores(pos_q, pos_k, scaling).unsqueeze(0)
+        delta = stream.delta(query.shape[-2], key.shape[-2], query, scaling)
         return Split(gamma=gamma, delta=delta, residual=logits - gamma - delta)
 
 
@@ -131,7 +107,7 @@ class AbsoluteFamily:
     uses_attention_interface = True
 
     def __init__(self) -> None:
-        self.tables = StreamTables()
+        self.streams: list[LayerStream] = []
         self.order: list[nn.Module] = []  # the module serving each depth
 
     # -- where attention lives ----------------------------------------------------------
@@ -161,7 +137,7 @@ class AbsoluteFamily:
             counter[0] += 1
 
         model.register_forward_pre_hook(reset)
-        splitter = StreamSplitter(self.tables)
+        splitter = StreamSplitter(self.streams)
         for module in modules:
             setattr(module, SPLITTER_ATTR, splitter)
             module.register_forward_pre_hook(count)
@@ -202,48 +178,29 @@ class AbsoluteFamily:
         return mean_attention_inputs(model, self.query_inputs(model), dummy, 1, forward)
 
     def _build_tables(self, model: nn.Module, stream: list[torch.Tensor]) -> None:
-        import torch
-
         per_depth = self.order = call_order(model, self.attention_modules(model))
         if len(per_depth) != len(stream):
             raise ValueError(f"{len(stream)} stream entries for {len(per_depth)} attention calls")
-        tables = self.tables
-        tables.pos_q.clear()
-        tables.pos_k.clear()
-        tables.shift_q.clear()
-        tables.shift_k.clear()
-        with torch.no_grad():
-            for module, u in zip(per_depth, stream, strict=True):
-                query, key = _projection(module, QUERY_NAMES), _projection(module, KEY_NAMES)
-                u = u.to(query.weight.device, query.weight.dtype)
-                centred = u - u.mean(dim=0, keepdim=True)
-                heads = _heads(module)
-                tables.pos_q.append(_split_heads(query(u), heads))
-                tables.pos_k.append(_split_heads(key(u), heads))
-                tables.shift_q.append(_split_heads(centred @ query.weight.T, heads))
-                tables.shift_k.append(_split_heads(centred @ key.weight.T, heads))
+        self.streams[:] = [
+            LayerStream.build(
+                _projection(module, QUERY_NAMES), _projection(module, KEY_NAMES), _heads(module), u
+            )
+            for module, u in zip(per_depth, stream, strict=True)
+        ]
 
     def positional_scores(
         self, model: nn.Module, length: int, definition: Definition
     ) -> torch.Tensor:
         import torch
 
-        tables = self.tables
-        if not tables.pos_q:
+        if not self.streams:
             raise RuntimeError("positional tables are missing: call prepare() first")
-        if length > tables.length:
-            raise OptionError(
-                f"positional scores for {length} positions exceed the {tables.length} the "
-                f"statistics cover: pass --model-arg reference_length={length} (or more)"
-            )
-        modules = self.order
+        self.streams[0].check(length, "positional scores")
         scores = []
         with torch.no_grad():
-            for depth, module in enumerate(modules):
-                scaling = getattr(module, "scaling", None) or tables.pos_q[depth].shape[-1] ** -0.5
-                q = tables.pos_q[depth][:, :length].float()
-                k = tables.pos_k[depth][:, :length].float()
-                scores.append(matmul_scores(q, k, scaling))
+            for stream, module in zip(self.streams, self.order, strict=True):
+                scaling = getattr(module, "scaling", None) or stream.q_pos.shape[-1] ** -0.5
+                scores.append(stream.delta(length, length, stream.q_pos, scaling)[0])
         return torch.stack(scores).cpu()
 
 
@@ -251,11 +208,6 @@ def _linear() -> type:
     from torch import nn
 
     return nn.Linear
-
-
-def _split_heads(projected: torch.Tensor, heads: int) -> torch.Tensor:
-    length, width = projected.shape
-    return projected.view(length, heads, width // heads).transpose(0, 1).contiguous()
 
 
 def call_order(model: nn.Module, modules: list[nn.Module]) -> list[nn.Module]:

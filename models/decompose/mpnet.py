@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import math
 import types
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from posharness.models.decompose.core import Split, attend, choose_scores
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
     import torch
@@ -29,77 +29,8 @@ if TYPE_CHECKING:
 
 RELATIVE_BIAS = "relative-bias"
 POSITIONAL_STREAM = "relative-bias+positional-stream"
-STREAM_ATTR = "posharness_mpnet_stream"  # StreamTables on each module, or None
+STREAM_ATTR = "posharness_mpnet_stream"  # a LayerStream on each module, or None
 PATCHED_ATTR = "posharness_mpnet_patched"
-
-
-@dataclass(frozen=True)
-class StreamTables:
-    """Per-position projections of one layer's mean input u_t, each [H, T, d].
-
-    Indexed by slot in the batch, as MPNet's own relative bias is (it uses ``arange``, not
-    position ids). Slot equals absolute position for unpadded or right-padded batches (the
-    tokenizer's default); under left padding the real tokens' u_t would be offset.
-
-    ``q_pos``/``k_pos`` are q(u_t), k(u_t) with the projection bias; ``q_shift``/``k_shift``
-    are W(u_t - ū) without it, so q(x_t - u_t + ū) = q_t - q_shift[t] (the bias cancels).
-    """
-
-    q_pos: torch.Tensor
-    k_pos: torch.Tensor
-    q_shift: torch.Tensor
-    k_shift: torch.Tensor
-
-    @property
-    def length(self) -> int:
-        return int(self.q_pos.shape[1])
-
-
-def _heads(flat: torch.Tensor, heads: int) -> torch.Tensor:
-    """[T, H*d] -> [H, T, d]."""
-    return flat.view(flat.shape[0], heads, -1).transpose(0, 1).contiguous()
-
-
-def stream_tables(module: Any, mean_inputs: torch.Tensor) -> StreamTables:
-    import torch
-
-    heads = module.num_attention_heads
-    with torch.no_grad():
-        u = mean_inputs.float()
-        shift = u - u.mean(dim=0, keepdim=True)
-        tables = {}
-        for name in ("q", "k"):
-            linear = getattr(module, name)
-            weight = linear.weight.float()
-            bias = linear.bias.float() if linear.bias is not None else 0.0
-            tables[f"{name}_pos"] = _heads(u @ weight.T + bias, heads)
-            tables[f"{name}_shift"] = _heads(shift @ weight.T, heads)
-    return StreamTables(**tables)
-
-
-def _sliced(table: torch.Tensor, length: int, like: torch.Tensor) -> torch.Tensor:
-    return table[:, :length].to(device=like.device, dtype=like.dtype).unsqueeze(0)
-
-
-def _check_length(tables: StreamTables, length: int) -> None:
-    if length > tables.length:
-        from posharness.errors import OptionError
-
-        raise OptionError(
-            f"MPNet {POSITIONAL_STREAM}: a sequence of {length} tokens is longer than the "
-            f"reference length {tables.length}; pass a larger --model-arg "
-            f"reference_length=N (N >= {length})"
-        )
-
-
-def stream_delta(tables: StreamTables, length: int, like: torch.Tensor) -> torch.Tensor:
-    """q(u_i)·k(u_j)/sqrt(d): [1, H, n, n], content-free by construction."""
-    import torch
-
-    _check_length(tables, length)
-    q_pos = _sliced(tables.q_pos, length, like)
-    k_pos = _sliced(tables.k_pos, length, like)
-    return torch.matmul(q_pos, k_pos.transpose(-1, -2)) / math.sqrt(q_pos.shape[-1])
 
 
 def _logits(module: Any, q: Any, k: Any, position_bias: Any) -> torch.Tensor:
@@ -115,16 +46,13 @@ def _split(module: Any, q: Any, k: Any, position_bias: Any) -> Split:
 
     scale = math.sqrt(module.attention_head_size)
     bias = torch.zeros_like(q[:1, :, :, :1]) if position_bias is None else position_bias[:1]
-    tables: StreamTables | None = getattr(module, STREAM_ATTR, None)
-    if tables is None:
+    stream: LayerStream | None = getattr(module, STREAM_ATTR, None)
+    if stream is None:
         gamma = torch.matmul(q, k.transpose(-1, -2)) / scale
         return Split(gamma=gamma, delta=bias.expand(1, q.shape[1], q.shape[2], k.shape[2]))
-    length = q.shape[2]
-    _check_length(tables, length)
-    q_content = q - _sliced(tables.q_shift, length, q)
-    k_content = k - _sliced(tables.k_shift, length, k)
+    q_content, k_content = stream.content(q, k)
     gamma = torch.matmul(q_content, k_content.transpose(-1, -2)) / scale
-    delta = stream_delta(tables, length, q) + bias
+    delta = stream.delta(q.shape[2], k.shape[2], q, 1.0 / scale) + bias
     residual = _logits(module, q, k, position_bias) - gamma - delta
     return Split(gamma=gamma, delta=delta, residual=residual)
 
@@ -212,7 +140,8 @@ class MPNetFamily:
         if reference is None:
             raise ValueError(f"{POSITIONAL_STREAM} needs a Reference (mean attention inputs)")
         for module, mean_inputs in zip(modules, reference.inputs, strict=True):
-            setattr(module, STREAM_ATTR, stream_tables(module, mean_inputs))
+            stream = LayerStream.build(module.q, module.k, module.num_attention_heads, mean_inputs)
+            setattr(module, STREAM_ATTR, stream)
 
     def positional_scores(
         self, model: nn.Module, length: int, definition: Definition
@@ -229,8 +158,9 @@ class MPNetFamily:
                 return bias.unsqueeze(0).expand(len(modules), *bias.shape).cpu().clone()
             layers = []
             for module in modules:
-                tables = getattr(module, STREAM_ATTR, None)
-                if tables is None:
+                stream = getattr(module, STREAM_ATTR, None)
+                if stream is None:
                     raise ValueError(f"call prepare with {POSITIONAL_STREAM} first")
-                layers.append(stream_delta(tables, length, bias)[0] + bias)
+                scaling = 1.0 / math.sqrt(module.attention_head_size)
+                layers.append(stream.delta(length, length, bias, scaling)[0] + bias)
         return torch.stack(layers).cpu()
