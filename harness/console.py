@@ -67,7 +67,7 @@ class RichReporter:
 
 def run_with_progress(config, leaderboard_path: Path | None) -> None:
     from posharness import leaderboard as lb
-    from posharness.runner import run
+    from posharness.runner import run, summarize
 
     progress = Progress(
         TextColumn("{task.description}"),
@@ -94,7 +94,10 @@ def run_with_progress(config, leaderboard_path: Path | None) -> None:
     )
     figures = [Path(o.cell.path.parent, a) for o in outcomes for a in o.result.artifacts]
     if figures:
-        out.print(f"figures: {', '.join(str(f) for f in figures)}")
+        out.print(f"artifacts: {', '.join(str(f) for f in figures)}")
+    summaries = summarize(outcomes)
+    if summaries:
+        out.print(f"summaries across modes: {', '.join(str(s) for s in summaries)}")
 
 
 def print_registry(what: str) -> None:

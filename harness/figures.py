@@ -6,6 +6,8 @@ matplotlib runs headless (Agg) and is imported only when a figure is drawn.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,21 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig, path: Path) -> Path:
+    """Write the PNG under a temporary name and rename it: never a half-written figure."""
+    plt = _pyplot()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        if tmp.exists():
+            tmp.unlink()
+    return path
 
 
 def _colour_limit(matrix: np.ndarray, quantile: float | None) -> float | None:
@@ -45,9 +62,7 @@ def heatmap(
     ax.set_ylabel("query position i")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=label)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def heatmap_grid(matrices: np.ndarray, path: Path, title: str, panel: str = "layer") -> Path:
@@ -74,6 +89,44 @@ def heatmap_grid(matrices: np.ndarray, path: Path, title: str, panel: str = "lay
         ax.set_title(f"{panel} {index}", fontsize=8)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
+
+
+def accuracy_by_distance(
+    series: Mapping[str, Sequence[tuple[str, float, float]]], path: Path, title: str
+) -> Path:
+    """Best-head accuracy per relation against its mean distance (Chen et al. 2023, Fig. 5).
+
+    ``series`` maps a label (an attention mode) to (relation, mean distance, accuracy)
+    points; each series is drawn as a line through its relations in distance order, so
+    where the positional and contextual lines cross reads off directly.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.4), dpi=110)
+    named: dict[str, tuple[float, float]] = {}
+    for label, points in series.items():
+        ordered = sorted(points, key=lambda p: p[1])
+        xs = [p[1] for p in ordered]
+        ys = [100 * p[2] for p in ordered]
+        ax.plot(xs, ys, marker="o", markersize=3.5, linewidth=1.2, label=label)
+        for relation, distance, accuracy in ordered:
+            top = named.get(relation, (distance, -1.0))[1]
+            named[relation] = (distance, max(top, 100 * accuracy))
+    for relation, (distance, accuracy) in named.items():
+        ax.annotate(
+            relation,
+            (distance, accuracy),
+            textcoords="offset points",
+            xytext=(2, 4),
+            fontsize=6,
+            rotation=45,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("mean dependent-head distance (words, log scale)")
+    ax.set_ylabel("best-head accuracy (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)

@@ -172,18 +172,20 @@ def cell_identity(
     options: Mapping[str, Any],
     seed: int,
     limit: int | None,
+    data: Any = None,
 ) -> str:
-    return hash_obj(
-        {
-            "fingerprint": fingerprint,
-            "mode": str(mode),
-            "task": task.spec.name,
-            "version": task.spec.version,
-            "options": dict(options),
-            "seed": seed,
-            "limit": limit,
-        }
-    )[:16]
+    identity = {
+        "fingerprint": fingerprint,
+        "mode": str(mode),
+        "task": task.spec.name,
+        "version": task.spec.version,
+        "options": dict(options),
+        "seed": seed,
+        "limit": limit,
+    }
+    if data is not None:  # only tasks that read files have it; older cell ids stay valid
+        identity["data"] = data
+    return hash_obj(identity)[:16]
 
 
 def plan(config: RunConfig, device: str) -> list[Cell]:
@@ -198,6 +200,13 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
         data_dir=config.data_dir,
         cache_dir=config.cache_dir,
     )
+    prepared = []
+    for name in task_names:
+        task: Task = task_registry.get(name)()
+        task_options = resolve_options(task.spec, config.task_args.get(name, {}))
+        data = getattr(task, "data_identity", None)
+        identity = data(task_options, config.data_dir) if data is not None else None
+        prepared.append((name, task, task_options, identity))
     cells = []
     for text in config.models:
         spec = parse_model_spec(text)
@@ -211,9 +220,7 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
             check_mode = getattr(model, "check_mode", None)
             if check_mode is not None:
                 check_mode(mode)
-        for name in task_names:
-            task: Task = task_registry.get(name)()
-            task_options = resolve_options(task.spec, config.task_args.get(name, {}))
+        for name, task, task_options, identity in prepared:
             for mode in modes:
                 for seed in config.seeds:
                     cell_id = cell_identity(
@@ -223,6 +230,7 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                         task_options,
                         seed,
                         config.limit,
+                        identity,
                     )
                     path = config.output_dir / spec.slug / f"{name}__{mode}__seed{seed}.json"
                     cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
@@ -264,6 +272,28 @@ def run(config: RunConfig, reporter: Reporter | None = None) -> list[CellOutcome
     return sorted(outcomes, key=lambda o: order[id(o.cell)])
 
 
+def summarize(outcomes: list[CellOutcome]) -> list[Path]:
+    """Cross-mode views of tasks that offer one, one folder per (model, task, seed).
+
+    Written next to the cells (``<task>__seed<N>__summary/``) from their result files, so
+    rerunning a finished grid rebuilds the same summaries without encoding anything.
+    """
+    groups: dict[tuple[str, str, int], list[CellOutcome]] = {}
+    for outcome in outcomes:
+        cell = outcome.cell
+        groups.setdefault((str(cell.path.parent), cell.task.spec.name, cell.seed), []).append(
+            outcome
+        )
+    written: list[Path] = []
+    for (folder, name, seed), members in groups.items():
+        hook = getattr(members[0].cell.task, "summarize", None)
+        if hook is None:
+            continue
+        target = Path(folder) / f"{name}__seed{seed}__summary"
+        written.extend(hook([m.result for m in members], target))
+    return written
+
+
 def execute(
     cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
 ) -> CellResult:
@@ -285,6 +315,7 @@ def execute(
             cell.model, cell.mode, want, config.batch_size, device_type(device)
         ),
         progress=reporter.progress,
+        data_dir=config.data_dir,
     )
     outcome: TaskResult = cell.task.run(cell.model, ctx)
     examples_file = None

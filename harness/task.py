@@ -68,6 +68,7 @@ class TaskContext:
     options: dict[str, Any]
     make_encoder: Callable[[frozenset[str]], BatchedEncoder]
     progress: Callable[[str, int], Callable[[int], None]]  # (label, total) -> advance(n)
+    data_dir: Path | None = None  # --data-dir: datasets in their usual layouts
     encoders: list[BatchedEncoder] = field(default_factory=list)
 
     def encoder(self, want: frozenset[str]) -> BatchedEncoder:
@@ -77,6 +78,17 @@ class TaskContext:
 
 
 class Task(Protocol):
+    """What every task provides. Two optional methods are looked up with ``getattr``:
+
+    * ``data_identity(options, data_dir) -> Any`` — content hashes of the files the task
+      will read. The runner calls it while planning, so a missing file fails before any
+      model loads, and it joins the cell identity, so an edited file is never answered
+      with a result computed on the old one.
+    * ``summarize(results, folder) -> list[Path]`` — a view across the modes of one
+      (model, task, seed), e.g. Chen et al.'s per-relation table with one column per
+      mode; called after the run with every finished cell of that group.
+    """
+
     spec: TaskSpec
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult: ...

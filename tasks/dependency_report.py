@@ -1,0 +1,185 @@
+"""From head counts to Chen et al.'s Table A3: per-relation scores, averages, and the
+table across attention modes.
+
+Relations are ranked by frequency and the table keeps the ``top`` most frequent (Chen et
+al. show twenty), because a best-of-144-heads score on a handful of arcs is noise. Short
+and long relations are split on mean distance (≤ 4 words is short, as in the paper), and
+each group is averaged over relations (a macro average), like the paper's summary rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from posharness.task import Metric
+from posharness.tasks.dependency_scoring import HeadCounts, RelationScore, score_relations
+
+
+@dataclass(frozen=True)
+class RelationReport:
+    table: list[RelationScore]  # the rows of the headline table, most frequent first
+    table_set: str  # which label set the table uses: "collapsed" or "full"
+    pooled: RelationScore  # every arc as one relation, one best head for all
+    every: dict[str, list[RelationScore]]  # every relation, per label set
+    short_distance: float
+
+    def _group(self, short: bool | None) -> list[RelationScore]:
+        if short is None:
+            return self.table
+        return [r for r in self.table if (r.mean_distance <= self.short_distance) == short]
+
+    def metrics(self) -> dict[str, Metric]:
+        metrics: dict[str, Metric] = {}
+        for suffix, short in (("", None), ("_short", True), ("_long", False)):
+            group = self._group(short)
+            if group:
+                metrics[f"macro{suffix}"] = Metric(
+                    fmean(r.best.accuracy for r in group), n=len(group)
+                )
+        held_out = [r.held_out for r in self.table if r.held_out is not None]
+        if held_out:
+            metrics["macro_held_out"] = Metric(fmean(held_out), n=len(held_out))
+        metrics["baseline_macro"] = Metric(fmean(r.baseline for r in self.table), n=len(self.table))
+        metrics["all_arcs"] = _share(self.pooled.best.accuracy, self.pooled.arcs)
+        if self.pooled.held_out is not None:
+            metrics["all_arcs_held_out"] = _share(self.pooled.held_out, self.pooled.arcs)
+        metrics["baseline_all_arcs"] = _share(self.pooled.baseline, self.pooled.arcs)
+        for relation in self.table:
+            metrics[f"acc_{relation.relation}"] = _share(relation.best.accuracy, relation.arcs)
+        return metrics
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "table_set": self.table_set,
+            "table_relations": [r.relation for r in self.table],
+            "short_distance": self.short_distance,
+            "pooled": asdict(self.pooled),
+            "relations": {name: [asdict(r) for r in rows] for name, rows in self.every.items()},
+            "accuracy": "fraction of the relation's scored arcs whose head (or dependent, "
+            "head_to_dependent) is the chosen head's most-attended word",
+        }
+
+
+def _share(value: float, n: int) -> Metric:
+    """A proportion with its binomial standard error (the selection's optimism aside)."""
+    return Metric(value, stderr=(value * (1 - value) / n) ** 0.5 if n else None, n=n)
+
+
+def relation_report(
+    counts: HeadCounts,
+    selection: HeadCounts | None,
+    label_sets: Mapping[str, Callable[[str], str]],
+    table_set: str,
+    top: int,
+    short_distance: float,
+) -> RelationReport:
+    every = {
+        name: score_relations(
+            counts.merged(rename), selection.merged(rename) if selection is not None else None
+        )
+        for name, rename in label_sets.items()
+    }
+    pooled = score_relations(counts.pooled(), selection.pooled() if selection else None)[0]
+    rows = every[table_set]
+    return RelationReport(
+        table=rows[:top] if top else rows,
+        table_set=table_set,
+        pooled=pooled,
+        every=every,
+        short_distance=short_distance,
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _mode_label(result: Any) -> str:
+    mode = result.mode
+    if mode.exact or not mode.definition:
+        return mode.name
+    return f"{mode.name} ({mode.definition})"
+
+
+def mode_table_markdown(results: Sequence[Any]) -> str:
+    """Table A3 for one model: a row per relation, a column per mode, summary rows below.
+
+    ``results`` are finished ``dep_heads`` cells of one model (one per mode); the rows come
+    from the first cell's table, and every cell scored the same trees (same data hash).
+    """
+    first = results[0]
+    set_name = first.details["table_set"]
+    by_mode = [{row["relation"]: row for row in r.details["relations"][set_name]} for r in results]
+    labels = [_mode_label(r) for r in results]
+    header = ["relation", "arcs", "mean distance", *labels, "best offset"]
+    lines = [
+        f"# Dependency heads · {first.model.spec}",
+        "",
+        f"Best-head accuracy (%) per relation ({set_name} labels), picked and scored on "
+        f"{first.task.settings.get('input')} (sha256 {first.task.data_hash}); best offset "
+        "= Clark et al.'s fixed-offset baseline (−3…+2).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    for relation in first.details["table_relations"]:
+        row = by_mode[0][relation]
+        cells = [
+            _percent(rows.get(relation, {}).get("best", {}).get("accuracy")) for rows in by_mode
+        ]
+        lines.append(
+            f"| {relation} | {row['arcs']} | {row['mean_distance']:.2f} | "
+            + " | ".join(cells)
+            + f" | {_percent(row['baseline'])} ({row['baseline_offset']:+d}) |"
+        )
+    short = first.details["short_distance"]
+    summary = (
+        (f"short avg (≤ {short:g})", "macro_short"),
+        (f"long avg (> {short:g})", "macro_long"),
+        ("macro avg", "macro"),
+        ("macro avg, held-out pick", "macro_held_out"),
+        ("all arcs, one head", "all_arcs"),
+    )
+    for title, metric in summary:
+        values = [r.metrics.get(metric) for r in results]
+        baseline_key = {"macro": "baseline_macro", "all_arcs": "baseline_all_arcs"}.get(metric)
+        baseline = first.metrics.get(baseline_key) if baseline_key else None
+        lines.append(
+            f"| **{title}** | | | "
+            + " | ".join(_percent(v.value if v else None) for v in values)
+            + f" | {_percent(baseline.value if baseline else None)} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:
+    """Write ``table.md`` (Table A3) and ``accuracy_by_distance.png`` (Fig. 5) for the modes."""
+    from posharness.figures import accuracy_by_distance
+    from posharness.results import atomic_write_text
+
+    hashes = {r.task.data_hash for r in results}
+    if len(hashes) > 1:  # cells of different data must not share one table
+        results = [r for r in results if r.task.data_hash == results[0].task.data_hash]
+    table = folder / "table.md"
+    atomic_write_text(table, mode_table_markdown(results))
+    set_name = results[0].details["table_set"]
+    chosen = set(results[0].details["table_relations"])
+    series = {
+        _mode_label(r): [
+            (row["relation"], row["mean_distance"], row["best"]["accuracy"])
+            for row in r.details["relations"][set_name]
+            if row["relation"] in chosen
+        ]
+        for r in results
+    }
+    figure = accuracy_by_distance(
+        series,
+        folder / "accuracy_by_distance.png",
+        f"{results[0].model.spec} · best head per relation, by attention mode",
+    )
+    return [table, figure]

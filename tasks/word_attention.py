@@ -1,0 +1,86 @@
+"""Sub-word attention → word attention → each head's predicted word (Clark et al. 2019 §4).
+
+A dependency tree links words, a model attends between pieces. Clark et al. turn a
+piece-level map into a word-level one by *summing* the attention a word receives over
+its pieces (attention is a distribution over keys, so the parts add up) and by
+*averaging* the rows of the pieces a word sends from (the paper) — their released code
+takes the first piece's row instead; both are offered. Special tokens and padding have
+no word id, so they drop out by mask wherever they sit (XLNet puts its ``<sep> <cls>``
+last), and the word-level rows are not renormalised: only the argmax is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+FROM_WORD_RULES = ("mean", "first")  # the paper's rule first: it is the default
+
+
+@dataclass(frozen=True)
+class WordAlignment:
+    """How the pieces of each padded row map onto that row's words."""
+
+    to_word: torch.Tensor  # [B, W, T]: 1 where piece t belongs to word w
+    from_word: torch.Tensor  # [B, W, T]: weights that turn piece rows into a word's row
+    has_pieces: torch.Tensor  # [B, W] bool: False for words the tokenizer dropped, padding
+
+    @property
+    def words(self) -> int:
+        return int(self.to_word.shape[1])
+
+
+def align_words(
+    word_ids: Sequence[Sequence[int | None]],
+    word_counts: Sequence[int],
+    width: int,
+    from_word: str = "mean",
+) -> WordAlignment:
+    """Build the piece → word maps of a padded batch from the adapter's word ids.
+
+    ``word_counts`` says how many words each row was made from, so a word that the
+    tokenizer turned into no piece (a lone control character) is known to exist and is
+    marked ``has_pieces=False`` rather than silently shifting the others.
+    """
+    if from_word not in FROM_WORD_RULES:
+        raise ValueError(f"from_word must be one of {FROM_WORD_RULES}, not {from_word!r}")
+    rows = len(word_ids)
+    ids = torch.full((rows, width), -1, dtype=torch.long)
+    for row, row_ids in enumerate(word_ids):
+        known = [-1 if w is None else w for w in row_ids]
+        if any(w >= word_counts[row] for w in known):
+            raise ValueError(f"row {row}: a word id is not below its {word_counts[row]} words")
+        ids[row, : len(known)] = torch.tensor(known, dtype=torch.long)
+    words = torch.arange(max(max(word_counts, default=0), 1))
+    to_word = (ids[:, None, :] == words[None, :, None]).float()
+    pieces = to_word.sum(dim=-1)
+    has_pieces = pieces > 0
+    if from_word == "mean":
+        from_weights = to_word / pieces.clamp(min=1).unsqueeze(-1)
+    else:
+        from_weights = to_word * (to_word.cumsum(dim=-1) == 1)
+    return WordAlignment(to_word, from_weights, has_pieces)
+
+
+def word_attention(attention: torch.Tensor, alignment: WordAlignment) -> torch.Tensor:
+    """[B, H, T, T] piece attention → [B, H, W, W] word attention (rows: from, cols: to)."""
+    from_word = alignment.from_word.to(attention.device, attention.dtype)
+    to_word = alignment.to_word.to(attention.device, attention.dtype)
+    return torch.einsum("bwt,bhts,bvs->bhwv", from_word, attention, to_word)
+
+
+def predicted_words(words_attention: torch.Tensor, alignment: WordAlignment) -> torch.Tensor:
+    """Each word's most-attended other word, per head: [B, H, W] word indices.
+
+    The diagonal is excluded (a word is never its own head) and so are words without
+    pieces; ties go to the leftmost word, as ``argmax`` does.
+    """
+    scores = words_attention.float().clone()
+    valid = alignment.has_pieces.to(scores.device)
+    scores.masked_fill_(~valid[:, None, None, :], float("-inf"))
+    words = scores.shape[-1]
+    eye = torch.eye(words, dtype=torch.bool, device=scores.device)
+    scores.masked_fill_(eye, float("-inf"))
+    return scores.argmax(dim=-1)
