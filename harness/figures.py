@@ -121,7 +121,12 @@ def accuracy_by_distance(
             fontsize=6,
             rotation=45,
         )
+    from matplotlib.ticker import FormatStrFormatter
+
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.tick_params(axis="x", which="minor", labelsize=7)
     ax.set_xlabel("mean dependent-head distance (words, log scale)")
     ax.set_ylabel("best-head accuracy (%)")
     ax.set_ylim(0, 105)

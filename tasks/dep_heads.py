@@ -147,13 +147,17 @@ class DepHeads:
     )
 
     def data_identity(self, options: dict[str, Any], data_dir: Path | None) -> dict[str, Any]:
-        from posharness.hashing import hash_file
+        """Hashes of the trees, after a full validation pass: a malformed treebank fails
+        here, in a second, before any model is loaded."""
+        from posharness.tasks.conllu import scan_conllu
 
         source = resolve_input(options, data_dir)
+        if source.kind == "treebank":
+            scan_conllu(source.path)
         selection = _selection(options)
         return {
             "input": source.identity,
-            "selection": hash_file(selection) if selection else None,
+            "selection": scan_conllu(selection).sha256 if selection else None,
         }
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
