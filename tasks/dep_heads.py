@@ -184,17 +184,17 @@ class DepHeads:
             )
 
         counts, coverage = counted(treebank, total, f"dep_heads · {ctx.mode}")
+        if coverage.arcs_scored == 0:
+            raise DataError(
+                f"dep_heads: no scorable arc in {treebank} (every sentence is a lone root "
+                "or too long): use a treebank with multi-word sentences"
+            )
         selection_path = _selection(options)
         selection = selection_coverage = None
         if selection_path is not None:
             chosen = scan_conllu(selection_path)
             picks = min(chosen.sentences, ctx.limit or chosen.sentences)
             selection, selection_coverage = counted(selection_path, picks, "dep_heads · select")
-        if coverage.arcs_scored == 0:
-            raise DataError(
-                f"dep_heads: no scorable arc in {treebank} (every sentence is a lone root "
-                "or too long): use a treebank with multi-word sentences"
-            )
         label_sets = {"full": lambda label: label, "collapsed": base_relation}
         report = relation_report(
             counts,
@@ -206,6 +206,8 @@ class DepHeads:
         )
         ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
         artifacts = [counts.save(ctx.artifact_dir / "head_counts.npz").name]
+        if treebank.parent == ctx.artifact_dir:
+            artifacts.append(treebank.name)  # the spaCy parse that was scored
         if options["figures"]:
             artifacts.append(self._figure(model, ctx, report.table).name)
         settings = {
@@ -228,7 +230,7 @@ class DepHeads:
             settings=settings,
         )
 
-    def _trees(self, source, ctx: TaskContext) -> Path:
+    def _trees(self, source: Input, ctx: TaskContext) -> Path:
         """The CoNLL-U file to score: the treebank itself, or the spaCy parse of the text.
 
         A parse is kept in the cache (keyed by text and pipeline identity), so the three
@@ -242,11 +244,11 @@ class DepHeads:
         if ctx.cache.enabled:
             assert ctx.cache.root is not None
             target = ctx.cache.root / "spacy-parses" / f"{hash_text(source.identity)}.conllu"
-        else:
+            if target.exists():
+                return target
+        else:  # the cell folder outlives a change of text: always parse afresh
             target = ctx.artifact_dir / "parsed.conllu"
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            parse_text_file(source.path, load_pipeline(str(source.pipeline)), target)
+        parse_text_file(source.path, load_pipeline(str(source.pipeline)), target)
         return target
 
     def _figure(self, model: ModelAdapter, ctx: TaskContext, table) -> Path:

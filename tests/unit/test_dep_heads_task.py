@@ -128,14 +128,21 @@ def test_heads_picked_on_a_selection_treebank_are_scored_on_the_input(tmp_path, 
     assert cell["metrics"]["macro_held_out"]["value"] <= cell["metrics"]["macro"]["value"]
 
 
-def test_raw_text_is_parsed_by_a_spacy_pipeline_trained_here(tmp_path, tiny_bert):
+@pytest.fixture(scope="module")
+def toy_pipeline(tmp_path_factory) -> tuple[Path, list]:
+    """A real spaCy parser trained on trees read from a CoNLL-U file this test writes."""
     pytest.importorskip("spacy")
     from tests.spacy_toy import toy_treebank, train_parser
 
-    gold = tmp_path / "gold.conllu"
+    folder = tmp_path_factory.mktemp("toy-parser")
+    gold = folder / "gold.conllu"
     gold.write_text("".join("\n".join(conllu_lines(t)) + "\n" for t in toy_treebank()))
     trees = list(iter_conllu(gold))  # the parser learns from a CoNLL-U file, as a user's would
-    pipeline = train_parser(trees, tmp_path / "toy_parser")
+    return train_parser(trees, folder / "toy_parser"), trees
+
+
+def test_raw_text_is_parsed_by_a_spacy_pipeline_trained_here(tmp_path, tiny_bert, toy_pipeline):
+    pipeline, trees = toy_pipeline
     text = tmp_path / "text.txt"
     text.write_text("\n".join(" ".join(t.words) for t in trees[::3]) + "\n")
     run_ok(
@@ -157,6 +164,35 @@ def test_raw_text_is_parsed_by_a_spacy_pipeline_trained_here(tmp_path, tiny_bert
     relations = set(cells["both"]["details"]["table_relations"])
     assert {"det", "nsubj", "dobj"} <= relations  # the parser's (ClearNLP-style) labels
     assert cells["both"]["task"]["data_hash"] == cells["positional"]["task"]["data_hash"]
+
+
+def test_without_cache_edited_text_is_parsed_again_and_the_parse_kept(
+    tmp_path, tiny_bert, toy_pipeline
+):
+    pipeline, trees = toy_pipeline
+    text = tmp_path / "text.txt"
+    args = (
+        "--no-cache",
+        "--task-arg",
+        f"dep_heads.text={text}",
+        "--task-arg",
+        f"dep_heads.spacy_model={pipeline}",
+        "--task-arg",
+        "dep_heads.figures=no",
+    )
+    for count in (4, 7):
+        text.write_text("\n".join(" ".join(t.words) for t in trees[:count]) + "\n")
+        run_ok(tmp_path, tiny_bert, *args)
+        cell = results(tmp_path)["both"]
+        assert cell["task"]["settings"]["coverage"]["sentences"] == count
+    assert any(a.endswith("parsed.conllu") for a in cell["artifacts"])
+
+
+def test_a_treebank_of_one_word_sentences_has_nothing_to_score(tmp_path, tiny_bert, capsys):
+    lone = tmp_path / "lone.conllu"
+    lone.write_text("1\tHi\t_\t_\t_\t_\t0\troot\t_\t_\n\n1\tYes\t_\t_\t_\t_\t0\troot\t_\t_\n\n")
+    args = ("--task-arg", f"dep_heads.treebank={lone}")
+    fails_with(capsys, tmp_path, tiny_bert, "no scorable arc", args=args)
 
 
 BAD_TREEBANKS = {
