@@ -67,7 +67,8 @@ class RichReporter:
 
 def run_with_progress(config, leaderboard_path: Path | None) -> None:
     from posharness import leaderboard as lb
-    from posharness.runner import run, summarize
+    from posharness.runner import run
+    from posharness.summaries import summarize
 
     progress = Progress(
         TextColumn("{task.description}"),

@@ -272,28 +272,6 @@ def run(config: RunConfig, reporter: Reporter | None = None) -> list[CellOutcome
     return sorted(outcomes, key=lambda o: order[id(o.cell)])
 
 
-def summarize(outcomes: list[CellOutcome]) -> list[Path]:
-    """Cross-mode views of tasks that offer one, one folder per (model, task, seed).
-
-    Written next to the cells (``<task>__seed<N>__summary/``) from their result files, so
-    rerunning a finished grid rebuilds the same summaries without encoding anything.
-    """
-    groups: dict[tuple[str, str, int], list[CellOutcome]] = {}
-    for outcome in outcomes:
-        cell = outcome.cell
-        groups.setdefault((str(cell.path.parent), cell.task.spec.name, cell.seed), []).append(
-            outcome
-        )
-    written: list[Path] = []
-    for (folder, name, seed), members in groups.items():
-        hook = getattr(members[0].cell.task, "summarize", None)
-        if hook is None:
-            continue
-        target = Path(folder) / f"{name}__seed{seed}__summary"
-        written.extend(hook([m.result for m in members], target))
-    return written
-
-
 def execute(
     cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
 ) -> CellResult:

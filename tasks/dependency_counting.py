@@ -96,9 +96,8 @@ def _chunks(sentences: Iterable[Sentence], size: int) -> Iterator[list[Sentence]
         yield chunk
 
 
-def _arcs(
-    windows: list[Window], coverage: Coverage
-) -> tuple[list[int], list[int], list[int], list[str], list[int]]:
+def _arcs(windows: list[Window], counts: HeadCounts, coverage: Coverage) -> ArcBatch:
+    """The arcs inside each window, in window coordinates; roots and cut arcs are counted."""
     rows, dependents, heads, labels, folds = [], [], [], [], []
     for row, window in enumerate(windows):
         sentence = window.sentence
@@ -115,7 +114,14 @@ def _arcs(
             heads.append(head - 1 - window.start)
             labels.append(sentence.relations[word])
             folds.append(window.fold)
-    return rows, dependents, heads, labels, folds
+    as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    return ArcBatch(
+        as_array(rows),
+        as_array(dependents),
+        as_array(heads),
+        counts.label_indices(labels),
+        as_array(folds),
+    )
 
 
 def count_heads(
@@ -170,14 +176,7 @@ def _count_batch(
 ) -> None:
     width = int(output.attention_mask.shape[1])
     alignment = align_words(output.word_ids, [w.count for w in batch], width, from_word)
-    rows, dependents, heads, labels, folds = _arcs(batch, coverage)
-    arcs = ArcBatch(
-        np.array(rows, dtype=np.int64),
-        np.array(dependents, dtype=np.int64),
-        np.array(heads, dtype=np.int64),
-        counts.label_indices(labels),
-        np.array(folds, dtype=np.int64),
-    )
+    arcs = _arcs(batch, counts, coverage)
     pieces = alignment.has_pieces.numpy()
     aligned = pieces[arcs.row, arcs.dependent] & pieces[arcs.row, arcs.head]
     coverage.arcs_unaligned += int((~aligned).sum())

@@ -73,6 +73,9 @@ class HeadCounts:
             )
         return np.array([self._index[label] for label in labels], dtype=np.int64)
 
+    def index_of(self, label: str) -> int | None:
+        return self._index.get(label)
+
     def add_arcs(self, arcs: ArcBatch) -> None:
         """Count the arcs themselves: totals, distances and the fixed-offset baseline."""
         np.add.at(self.arcs, (arcs.fold, arcs.label), 1)
@@ -156,9 +159,10 @@ def _choice(correct: np.ndarray, arcs: int, directions: Sequence[str] = DIRECTIO
 def _held_out(counts: HeadCounts, index: int, selection: HeadCounts | None) -> float | None:
     correct, arcs = counts.correct[:, index], counts.arcs[:, index]
     if selection is not None:
-        if counts.labels[index] not in selection._index:
+        chosen = selection.index_of(counts.labels[index])
+        if chosen is None:
             return None
-        picked = selection.correct[:, selection._index[counts.labels[index]]].sum(axis=0)
+        picked = selection.correct[:, chosen].sum(axis=0)
         flat = int(np.argmax(picked))
         return float(correct.sum(axis=0).flat[flat] / arcs.sum())
     hits = 0

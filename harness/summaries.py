@@ -1,0 +1,35 @@
+"""Views across the cells of one (model, task, seed): e.g. one table with a column per mode.
+
+A task opts in with a ``summarize(results, folder)`` method (see ``posharness.task.Task``);
+the runner's results are grouped here and handed over after a run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from posharness.runner import CellOutcome
+
+
+def summarize(outcomes: list[CellOutcome]) -> list[Path]:
+    """Cross-mode views of tasks that offer one, one folder per (model, task, seed).
+
+    Written next to the cells (``<task>__seed<N>__summary/``) from their result files, so
+    rerunning a finished grid rebuilds the same summaries without encoding anything.
+    """
+    groups: dict[tuple[str, str, int], list[CellOutcome]] = {}
+    for outcome in outcomes:
+        cell = outcome.cell
+        groups.setdefault((str(cell.path.parent), cell.task.spec.name, cell.seed), []).append(
+            outcome
+        )
+    written: list[Path] = []
+    for (folder, name, seed), members in groups.items():
+        hook = getattr(members[0].cell.task, "summarize", None)
+        if hook is None:
+            continue
+        target = Path(folder) / f"{name}__seed{seed}__summary"
+        written.extend(hook([m.result for m in members], target))
+    return written
