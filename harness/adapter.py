@@ -175,3 +175,18 @@ class ModelAdapter(Protocol):
         Exact where the family's delta is a parameter (T5 bias, XLNet's v·W_R r), estimated
         under the mode's named definition elsewhere (TISA extraction, RoPE mean-qk).
         """
+
+    # Fine-tuning. An adapter without these two can still run every analysis task; the
+    # fine-tune tasks look them up and say so in one line when they are missing.
+    def tokenize_pairs(
+        self, first: Sequence[str], second: Sequence[str] | None, max_length: int
+    ) -> list[TokenizedText]:
+        """Sentences (``second=None``) or sentence pairs, truncated to ``max_length``."""
+
+    def for_classification(self, num_labels: int, mode: Mode) -> torch.nn.Module:
+        """A trainable copy of the encoder with a fresh head, attention fixed to ``mode``.
+
+        ``forward(input_ids, attention_mask, token_type_ids=None) -> logits [B, labels]``;
+        ``num_labels=1`` is a regression head. Fine-tuned in ``positional`` mode it is
+        Chen et al.'s BERT-p.
+        """

@@ -80,6 +80,28 @@ class FeatureCache:
                 f"cache folder {self.root}) or rerun with --no-cache"
             ) from exc
 
+    def load_meta(self, key: str, kind: str) -> dict[str, Any] | None:
+        """The JSON metadata saved with an entry (None when absent or caching is off)."""
+        if self.root is None or not self.path(key, kind).exists():
+            return None
+        from safetensors import SafetensorError, safe_open
+
+        path = self.path(key, kind)
+        try:
+            with safe_open(str(path), framework="pt") as handle:
+                metadata = handle.metadata() or {}
+            return json.loads(metadata.get("meta", "{}"))
+        except (SafetensorError, OSError, ValueError) as exc:
+            raise CacheError(
+                f"cache file {path} is corrupt ({type(exc).__name__}): delete it (or the whole "
+                f"cache folder {self.root}) or rerun with --no-cache"
+            ) from exc
+
+    def remove(self, key: str, kind: str) -> None:
+        """Drop one entry, e.g. a checkpoint no result refers to any more."""
+        if self.root is not None:
+            self.path(key, kind).unlink(missing_ok=True)
+
     def save(
         self, key: str, kind: str, tensors: dict[str, torch.Tensor], meta: dict[str, Any]
     ) -> None:

@@ -155,14 +155,33 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
         raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
     check_device_name(config.device)
     task_names = task_registry.expand(config.tasks)
+    groups = task_registry.groups()
     for task in config.task_args:
-        if task not in task_names:
+        members = task_registry.expand([task]) if task in groups else [task]
+        if not set(members) & set(task_names):
             raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
     modes = parse_modes(config.modes)
     for spec in config.models:
         parse_model_spec(spec)
     check_output_dir(config.output_dir)
     return task_names, modes
+
+
+def task_args_for(task: str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """A task's ``--task-arg`` values: those given to a group it is in, then its own.
+
+    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
+    task's own value (``rte.protocol=quick``) wins over its group's.
+    """
+    from posharness.plugins import tasks as task_registry
+
+    groups = task_registry.groups()
+    merged: dict[str, str] = {}
+    for name, values in given.items():
+        if name in groups and task in task_registry.expand([name]):
+            merged.update(values)
+    merged.update(given.get(task, {}))
+    return merged
 
 
 def cell_identity(
@@ -203,7 +222,7 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
     prepared = []
     for name in task_names:
         task: Task = task_registry.get(name)()
-        task_options = resolve_options(task.spec, config.task_args.get(name, {}))
+        task_options = resolve_options(task.spec, task_args_for(name, config.task_args))
         data = getattr(task, "data_identity", None)
         identity = data(task_options, config.data_dir) if data is not None else None
         prepared.append((name, task, task_options, identity))

@@ -117,6 +117,7 @@ class HFEncoderAdapter:
         self.num_layers = _first_int(config, *LAYER_KEYS)
         self.num_heads = _first_int(config, *HEAD_KEYS)
         self._cache_dir = options.cache_dir
+        self._options = options
         self.decomposition = self._decomposition(options)
         if self.decomposition is not None:
             self.modes = self.decomposition.modes
@@ -143,6 +144,10 @@ class HFEncoderAdapter:
         return Decomposition(
             family, args, options.data_dir, positions - self._position_offset, self.spec
         )
+
+    def fresh_decomposition(self) -> Decomposition | None:
+        """A new switchboard with the same choices, for another copy of the weights."""
+        return self._decomposition(self._options)
 
     # -- lazy loading -------------------------------------------------------------------
     @property
@@ -347,7 +352,7 @@ class HFEncoderAdapter:
             return
         model = self.model
         if mode is not Mode.BOTH:
-            self.decomposition.prepare(model, self._reference)
+            self.decomposition.prepare(model, self.reference_statistics)
         self.decomposition.set_mode(model, mode)
 
     def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
@@ -375,11 +380,42 @@ class HFEncoderAdapter:
             attn_implementation=ATTN_IMPLEMENTATION,
         )
 
+    # -- fine-tuning ----------------------------------------------------------------------
+    def tokenize_pairs(
+        self, first: Sequence[str], second: Sequence[str] | None, max_length: int
+    ) -> list[TokenizedText]:
+        """Sentences or sentence pairs as one input each, truncated longest-first."""
+        if not first:
+            return []
+        enc = self.tokenizer(
+            list(first),
+            list(second) if second is not None else None,
+            truncation=True,
+            max_length=min(max_length, self.max_length),
+            return_special_tokens_mask=True,
+        )
+        types = enc.get("token_type_ids")
+        return [
+            TokenizedText(
+                input_ids=tuple(ids),
+                special_tokens_mask=tuple(bool(s) for s in enc["special_tokens_mask"][i]),
+                word_ids=(),
+                token_type_ids=tuple(types[i]) if types is not None else None,
+            )
+            for i, ids in enumerate(enc["input_ids"])
+        ]
+
+    def for_classification(self, num_labels: int, mode: Mode) -> Any:
+        """A trainable copy with a fresh head; ``num_labels=1`` is a regression head."""
+        from posharness.models.hf_classifier import build_classifier
+
+        return build_classifier(self, num_labels, mode)
+
     def _accepts_token_types(self) -> bool:
         return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0
 
     # -- decomposition statistics ---------------------------------------------------------
-    def _reference(self, layout: ReferenceLayout) -> Any:
+    def reference_statistics(self, layout: ReferenceLayout) -> Any:
         """Mean attention inputs per layer and position over the packed reference corpus."""
         import torch
 
@@ -424,7 +460,7 @@ class HFEncoderAdapter:
             return None
         model = self.model
         self.decomposition.check_ready(Mode.POSITIONAL)
-        self.decomposition.prepare(model, self._reference)
+        self.decomposition.prepare(model, self.reference_statistics)
         return self.decomposition.positional_scores(model, length)
 
     # -- positions ----------------------------------------------------------------------
