@@ -4,8 +4,10 @@ Two models scored on the same items give paired data; an unpaired test on it was
 power and can mislead (lm-eval #3831). When both sides kept per-example outputs for a
 metric, the delta is tested on the items they share: McNemar's exact test for 0/1
 outcomes (correct/incorrect), otherwise a paired sign-flip permutation test on the mean
-difference with a paired bootstrap interval. Where no per-example outputs exist the
-comparison says so instead of inventing a p-value.
+difference with a paired bootstrap interval. Metrics that are not a mean over examples
+(F1, Matthews, Pearson, Spearman) are tested by a paired bootstrap on the stored gold
+labels and predictions. Where no per-example outputs exist the comparison says so
+instead of inventing a p-value.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ RESAMPLES = 2000
 
 @dataclass
 class PairedTest:
-    name: str  # "mcnemar-exact" | "paired-permutation"
+    name: str  # "mcnemar-exact" | "paired-permutation" | "paired-bootstrap"
     n: int
     mean_delta: float
     p_value: float
@@ -111,6 +113,11 @@ def paired_test(
         return None, "no per-example outputs on both sides: no paired test possible"
     shared = sorted(k for k in a.keys() & b.keys() if metric in a[k] and metric in b[k])
     if not shared:
+        shared = _scored_on(a, b, metric)
+        if len(shared) >= 2:
+            return paired_bootstrap(a, b, shared, metric), (
+                f"paired bootstrap of {metric} over {len(shared)} shared predictions"
+            )
         return None, f"no shared examples with per-example '{metric}': no paired test possible"
     x = np.array([float(a[k][metric]) for k in shared])
     y = np.array([float(b[k][metric]) for k in shared])
@@ -119,6 +126,58 @@ def paired_test(
     binary = set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}
     test = mcnemar(x, y) if binary else permutation_test(x, y)
     return test, f"paired over {len(shared)} shared examples"
+
+
+def _scored_on(
+    a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], metric: str
+) -> list[str]:
+    """Shared examples whose gold and predictions determine ``metric`` (F1, MCC, r, rho).
+
+    Fine-tune rows carry ``prefix``, ``label`` and ``prediction``; a metric such as
+    ``dev_spearman`` is computed on the rows with prefix ``dev_``.
+    """
+    from posharness.scoring import METRIC_NAMES
+
+    shared = []
+    for key in sorted(a.keys() & b.keys()):
+        left, right = a[key], b[key]
+        if not {"label", "prediction"} <= left.keys() & right.keys():
+            continue
+        prefix = str(left.get("prefix", ""))
+        known = metric.startswith(prefix) and metric[len(prefix) :] in METRIC_NAMES
+        if known and left["label"] == right["label"]:
+            shared.append(key)
+    return shared
+
+
+def paired_bootstrap(
+    a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], shared: list[str], metric: str
+) -> PairedTest:
+    """B − A of a metric that is not a mean over examples, on the same resamples.
+
+    Both models are scored on each resample of the shared examples; the p-value is the
+    two-sided share of resampled deltas on the far side of zero.
+    """
+    from posharness.scoring import replicate_scores
+
+    prefix = str(a[shared[0]].get("prefix", ""))
+    base = metric[len(prefix) :]
+    gold = np.array([a[k]["label"] for k in shared])
+    runs = [np.array([side[k]["prediction"] for k in shared]) for side in (a, b)]
+    replicate = replicate_scores(base, gold, runs)
+    full = replicate(np.arange(len(shared))[None, :])[0]
+    rng = np.random.default_rng(0)
+    deltas = np.concatenate(
+        [
+            np.diff(replicate(rng.integers(0, len(shared), size=(200, len(shared)))), axis=1)[:, 0]
+            for _ in range(RESAMPLES // 200)
+        ]
+    )
+    p = min(1.0, 2 * min(float(np.mean(deltas <= 0)), float(np.mean(deltas >= 0))))
+    low, high = np.quantile(deltas, [0.025, 0.975])
+    return PairedTest(
+        "paired-bootstrap", len(shared), float(full[1] - full[0]), p, float(low), float(high)
+    )
 
 
 def mcnemar(x: np.ndarray, y: np.ndarray) -> PairedTest:

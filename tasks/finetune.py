@@ -172,7 +172,7 @@ class FineTuneTask:
 
     # -- scoring ------------------------------------------------------------------------
     def _scores(self, result: RunResult, encoded: Mapping[str, EncodedSplit]) -> dict[str, float]:
-        from posharness.tasks.finetune_metrics import score
+        from posharness.scoring import score
 
         out = dict(result.extra_scores)
         for prefix, split in self.profile.report.items():

@@ -34,7 +34,7 @@ def confidence_metrics(
     the runs the protocol used), so it reflects test-set size, not seed variance; the
     spread across seeds and rates is in ``details.per_rate``.
     """
-    from posharness.tasks.finetune_metrics import bootstrap_interval
+    from posharness.scoring import bootstrap_interval
 
     metrics: dict[str, Metric] = {}
     for prefix, split in profile.report.items():
@@ -56,11 +56,15 @@ def confidence_metrics(
 
 
 def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> list[dict[str, Any]]:
-    """Gold, prediction and each example's share of the metric, for ``posharness compare``."""
-    from posharness.tasks.finetune_metrics import per_example
+    """Gold, prediction and each example's share of the metric, for ``posharness compare``.
+
+    Shares are named like the result's metrics (``matched_accuracy`` on MNLI's matched
+    rows, ``dev_accuracy`` on SNLI's dev rows), so a paired test finds them by name.
+    """
+    from posharness.scoring import per_example
 
     rows: list[dict[str, Any]] = []
-    for split in dict.fromkeys(profile.report.values()):
+    for prefix, split in profile.report.items():
         encoded = split_of(split)
         predicted = run.predictions[split]
         shares = per_example(profile.metrics, encoded.labels, predicted)
@@ -69,9 +73,10 @@ def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> lis
                 {
                     "id": f"{split}:{example_id}",
                     "split": split,
+                    "prefix": prefix,
                     "label": encoded.labels[i].item(),
                     "prediction": predicted[i].item(),
-                    **shares[i],
+                    **{f"{prefix}{name}": value for name, value in shares[i].items()},
                 }
             )
     return rows

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from posharness.cache import FeatureCache
+from posharness.scoring import score
 from posharness.tasks.finetune_engine import EncodedSplit, TrainingSettings, fine_tune
-from posharness.tasks.finetune_metrics import score
 from posharness.tasks.finetune_store import (
     has_weights,
     load_record,

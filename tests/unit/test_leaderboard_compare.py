@@ -137,3 +137,26 @@ def test_unchanged_leaderboard_is_not_rewritten(tmp_path):
     assert path.read_bytes() == before
     write_run(tmp_path / "r", "m1", "f1", {1: [1, 1]})
     assert lb.save_if_changed(lb.build(lb.collect_results(tmp_path / "r"), "x", path), path)
+
+
+def _fine_tune_rows(labels, predictions, prefix=""):
+    return {
+        str(i): {"prefix": prefix, "label": g, "prediction": p}
+        for i, (g, p) in enumerate(zip(labels, predictions, strict=True))
+    }
+
+
+def test_metrics_that_are_not_means_get_a_paired_bootstrap_on_stored_predictions():
+    rng = np.random.default_rng(0)
+    gold = rng.normal(size=300)
+    noisy = gold + rng.normal(scale=2.0, size=300)
+    sharp = gold + rng.normal(scale=0.3, size=300)
+    a = _fine_tune_rows(gold, noisy, "dev_")
+    b = _fine_tune_rows(gold, sharp, "dev_")
+    test, note = paired_test(a, b, "dev_spearman")
+    assert test is not None and test.name == "paired-bootstrap" and "300" in note
+    assert test.mean_delta > 0.3 and test.p_value < 0.01 and 0 < test.ci_low < test.ci_high
+    same, _ = paired_test(a, _fine_tune_rows(gold, noisy, "dev_"), "dev_spearman")
+    assert same is not None and same.mean_delta == 0.0 and same.p_value == 1.0
+    missing, why = paired_test(a, b, "spearman")  # no rows carry this metric's prefix
+    assert missing is None and "no paired test" in why

@@ -292,10 +292,11 @@ def _replicate_values(
     metric: str, gold: np.ndarray, runs: Sequence[np.ndarray], indices: np.ndarray
 ) -> np.ndarray:
     """Metric of every run on every resample: ``indices`` (B, n) -> values (B, runs)."""
-    return _replicate_fn(metric, gold, runs)(np.asarray(indices))
+    return replicate_scores(metric, gold, runs)(np.asarray(indices))
 
 
-def _replicate_fn(metric: str, gold: np.ndarray, runs: Sequence[np.ndarray]) -> Replicates:
+def replicate_scores(metric: str, gold: np.ndarray, runs: Sequence[np.ndarray]) -> Replicates:
+    """A function from resample indices (B, n) to each run's metric (B, runs)."""
     gold = _as_vector(gold, "gold")
     checked = [
         _checked_pair(metric, gold, _as_vector(run, f"run {i}"), f"run {i}")
@@ -350,7 +351,7 @@ def bootstrap_interval(
     if n < 2:
         point = float(combine([score([metric], gold, run)[metric] for run in runs]))
         return Interval(low=point, high=point, stderr=0.0, n=n)
-    replicate = _replicate_fn(metric, gold, runs)
+    replicate = replicate_scores(metric, gold, runs)
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_ELEMENTS // n)
     index_dtype = np.int32 if n < 2**31 else np.int64

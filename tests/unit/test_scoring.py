@@ -9,9 +9,9 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
+from posharness import scoring as finetune_metrics
 from posharness.errors import DataError, OptionError, PosharnessError
-from posharness.tasks import finetune_metrics
-from posharness.tasks.finetune_metrics import (
+from posharness.scoring import (
     METRIC_NAMES,
     Interval,
     bootstrap_interval,
