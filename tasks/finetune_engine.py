@@ -125,7 +125,14 @@ def _optimizer(model: nn.Module, settings: TrainingSettings) -> torch.optim.Opti
         {"params": decay, "weight_decay": settings.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
-    return torch.optim.AdamW(groups, lr=settings.learning_rate, eps=settings.adam_epsilon)
+    # The fused kernel (one pass over all parameters, CPU and CUDA) is what Trainer uses
+    # by default; the per-tensor loop costs about a fifth of a MiniLM step on CPU.
+    try:
+        return torch.optim.AdamW(
+            groups, lr=settings.learning_rate, eps=settings.adam_epsilon, fused=True
+        )
+    except (RuntimeError, ValueError):
+        return torch.optim.AdamW(groups, lr=settings.learning_rate, eps=settings.adam_epsilon)
 
 
 def epoch_batches(
