@@ -293,18 +293,7 @@ class HFEncoderAdapter:
             max_length=self.max_length,
             return_special_tokens_mask=True,
         )
-        out = []
-        for i, ids in enumerate(enc["input_ids"]):
-            types = enc.get("token_type_ids")
-            out.append(
-                TokenizedText(
-                    input_ids=tuple(ids),
-                    special_tokens_mask=tuple(bool(s) for s in enc["special_tokens_mask"][i]),
-                    word_ids=tuple(enc.word_ids(i)),
-                    token_type_ids=tuple(types[i]) if types is not None else None,
-                )
-            )
-        return out
+        return _tokenized(enc, with_word_ids=True)
 
     def _find_special_frame(self) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
         """Learn where this tokenizer puts its special tokens from one real encoding.
@@ -394,16 +383,7 @@ class HFEncoderAdapter:
             max_length=min(max_length, self.max_length),
             return_special_tokens_mask=True,
         )
-        types = enc.get("token_type_ids")
-        return [
-            TokenizedText(
-                input_ids=tuple(ids),
-                special_tokens_mask=tuple(bool(s) for s in enc["special_tokens_mask"][i]),
-                word_ids=(),
-                token_type_ids=tuple(types[i]) if types is not None else None,
-            )
-            for i, ids in enumerate(enc["input_ids"])
-        ]
+        return _tokenized(enc, with_word_ids=False)  # pairs: fine-tuning needs no word ids
 
     def for_classification(self, num_labels: int, mode: Mode) -> Any:
         """A trainable copy with a fresh head; ``num_labels=1`` is a regression head."""
@@ -487,6 +467,20 @@ class HFEncoderAdapter:
         if module is None:
             return None
         return module.weight.detach()[self._position_offset :].float().cpu()
+
+
+def _tokenized(enc: Any, with_word_ids: bool) -> list[TokenizedText]:
+    """One ``TokenizedText`` per row of a fast tokenizer's batch encoding."""
+    types = enc.get("token_type_ids")
+    return [
+        TokenizedText(
+            input_ids=tuple(ids),
+            special_tokens_mask=tuple(bool(s) for s in enc["special_tokens_mask"][i]),
+            word_ids=tuple(enc.word_ids(i)) if with_word_ids else (),
+            token_type_ids=tuple(types[i]) if types is not None else None,
+        )
+        for i, ids in enumerate(enc["input_ids"])
+    ]
 
 
 @register_model("hf")

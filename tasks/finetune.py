@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from posharness.errors import OptionError
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.finetune_data import DATASETS
-from posharness.tasks.finetune_profiles import GROUPS, PROFILES, Profile
+from posharness.tasks.finetune_profiles import PROFILES, Profile
 
 if TYPE_CHECKING:
     from posharness.adapter import ModelAdapter
@@ -334,4 +334,4 @@ def make_task(profile: Profile) -> type[FineTuneTask]:
 
 TASK_CLASSES = {name: make_task(profile) for name, profile in PROFILES.items()}
 globals().update({cls.__name__: cls for cls in TASK_CLASSES.values()})
-__all__ = ["FineTuneTask", "GROUPS", "TASK_CLASSES", *(c.__name__ for c in TASK_CLASSES.values())]
+__all__ = ["FineTuneTask", "TASK_CLASSES", *(c.__name__ for c in TASK_CLASSES.values())]

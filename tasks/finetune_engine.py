@@ -18,9 +18,8 @@ means in Chen et al. App. A.3 and in GLUE fine-tuning generally.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import torch
@@ -221,9 +220,3 @@ def fine_tune(
             model, split, pad_token_id, device, eval_batch_size, regression, autocast
         )
     return RunOutcome(epochs, best_epoch, predictions, seconds, seen, state)
-
-
-def settings_record(settings: TrainingSettings) -> Mapping[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(settings)

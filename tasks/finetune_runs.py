@@ -16,7 +16,6 @@ from posharness.cache import FeatureCache
 from posharness.scoring import score
 from posharness.tasks.finetune_engine import EncodedSplit, TrainingSettings, fine_tune
 from posharness.tasks.finetune_store import (
-    has_weights,
     load_record,
     run_key,
     save_run,
@@ -188,7 +187,3 @@ def cross_validated_run(
         f"dev_{m}": float(np.mean([s[m] for s in dev_scores])) for m in rc.metrics
     }
     return result
-
-
-def weights_available(rc: RunContext, result: RunResult) -> bool:
-    return len(result.keys) == 1 and has_weights(rc.cache, result.keys[0])

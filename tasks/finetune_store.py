@@ -107,9 +107,5 @@ def load_weights(cache: FeatureCache, key: str) -> dict[str, Any] | None:
     return cache.load(key, CHECKPOINT_KIND)
 
 
-def has_weights(cache: FeatureCache, key: str) -> bool:
-    return cache.enabled and cache.path(key, CHECKPOINT_KIND).exists()
-
-
 def drop_weights(cache: FeatureCache, key: str) -> None:
     cache.remove(key, CHECKPOINT_KIND)
