@@ -309,6 +309,44 @@ def compare(a: Path, b: Path, all_metrics: bool) -> None:
     print_comparison(a, b, all_metrics)
 
 
+# -- build-probes ------------------------------------------------------------------------
+@cli.group(name="build-probes")
+def build_probes() -> None:
+    """Build probe datasets that the papers describe but never released."""
+
+
+@build_probes.command(name="shuffle")
+@click.option(
+    "--snli",
+    "snli",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="SNLI jsonl with constituency parses, e.g. snli_1.0_test.jsonl.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Folder for the jsonl files."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of every shuffle.")
+@click.option(
+    "--probes",
+    "probe_names",
+    multiple=True,
+    metavar="NAMES",
+    help="Subset, comma-separated [default: all six].",
+)
+def build_probes_shuffle(snli: Path, out: Path, seed: int, probe_names: tuple[str, ...]) -> None:
+    """Shuffle-3..6, Random and Shuffle-SR (Chen et al. 2023 §3.5) from SNLI pairs."""
+    from posharness.console import print_probe_summary
+    from posharness.tasks.shuffle_probes import PROBES, build_probes, write_probes
+    from posharness.tasks.shuffle_snli import read_snli
+
+    if seed < 0:
+        raise OptionError(f"--seed {seed}: must not be negative")
+    build = build_probes(read_snli(snli), seed, _split(probe_names) or PROBES)
+    written = write_probes(build, out)
+    print_probe_summary(build.summary, out, len(written))
+
+
 # -- entry point -------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; turn user errors into one line on stderr and exit code 2."""

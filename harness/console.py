@@ -163,6 +163,18 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
         console().print(table)
 
 
+def print_probe_summary(summary: dict, out: Path, files: int) -> None:
+    """Sizes and exclusions of a probe build, one row per probe."""
+    table = Table(title=f"probes from {summary['source']} (seed {summary['seed']})")
+    for column in ("probe", "size", "excluded (reason: pairs)"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for name, probe in summary["probes"].items():
+        reasons = ", ".join(f"{k}: {v}" for k, v in probe["excluded"].items()) or "–"
+        table.add_row(name, str(probe["size"]), reasons)
+    console().print(table)
+    console().print(f"wrote {files} files to {out} (parses: {summary['parser']})")
+
+
 def _fmt(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "–"
