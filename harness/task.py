@@ -87,6 +87,9 @@ class Task(Protocol):
     * ``summarize(results, folder) -> list[Path]`` — a view across the modes of one
       (model, task, seed), e.g. Chen et al.'s per-relation table with one column per
       mode; called after the run with every finished cell of that group.
+    * ``summary_group`` (a name) with ``summarize_group(results, folder) -> list[Path]`` — a
+      view across every task carrying that name and every mode, for one (model, seed),
+      e.g. the word-swap probes' Table 3.
     """
 
     spec: TaskSpec
