@@ -169,11 +169,12 @@ def delta_bars(
                 width,
                 yerr=errors,
                 capsize=2,
+                ecolor="dimgray",
                 color=f"C{k}",
                 label=label if i == next(j for j, p in enumerate(points) if p) else None,
             )
     for label, values in references.items():
-        ax.scatter(x, values, marker="_", s=400, color="black", zorder=3, label=label)
+        ax.scatter(x, values, marker="D", s=22, color="crimson", zorder=3, label=label)
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set_xticks(x, groups)
     ax.set_ylabel("Δ accuracy vs originals (points)")
