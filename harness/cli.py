@@ -309,6 +309,83 @@ def compare(a: Path, b: Path, all_metrics: bool) -> None:
     print_comparison(a, b, all_metrics)
 
 
+# -- pretrain ----------------------------------------------------------------------------
+@cli.command()
+@click.option("--model", "name", required=True, metavar="NAME", help="A zoo scheme, e.g. tupe-r.")
+@click.option("--size", default="mini", show_default=True, help="tiny, mini, small or base.")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Plain text or WikiExtractor output (a file or a folder).",
+)
+@click.option("--steps", type=int, required=True, help="Optimizer steps.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Run folder (resumable)."
+)
+@click.option(
+    "--tokenizer",
+    default=None,
+    metavar="DIR|HUB_ID",
+    help="An existing WordPiece tokenizer [default: train one on the corpus].",
+)
+@click.option("--vocab-size", default=30522, show_default=True, help="Pieces when training one.")
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--block-size", default=128, show_default=True, help="Tokens per sequence.")
+@click.option("--learning-rate", default=5e-4, show_default=True)
+@click.option("--warmup-ratio", default=0.06, show_default=True)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--save-every", default=500, show_default=True, help="Checkpoint interval.")
+@click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps")
+@click.option("--bf16", is_flag=True, help="bfloat16 autocast (CUDA).")
+@include_option
+def pretrain(
+    name: str,
+    size: str,
+    corpus: Path,
+    steps: int,
+    out: Path,
+    tokenizer: str | None,
+    vocab_size: int,
+    batch_size: int,
+    block_size: int,
+    learning_rate: float,
+    warmup_ratio: float,
+    seed: int,
+    save_every: int,
+    device: str,
+    bf16: bool,
+) -> None:
+    """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
+    from posharness.console import console
+    from posharness.device import resolve_device
+    from posharness.models.pretrain_loop import PretrainSettings
+    from posharness.models.pretraining import pretrain_scheme
+
+    settings = PretrainSettings(
+        steps=steps,
+        batch_size=batch_size,
+        block_size=block_size,
+        learning_rate=learning_rate,
+        warmup_ratio=warmup_ratio,
+        seed=seed,
+        save_every=save_every,
+        device=resolve_device(device),
+        bf16=bf16,
+    )
+
+    def report(step: int, loss: float) -> None:
+        console().print(f"step {step}/{steps}  loss {loss:.4f}")
+
+    outcome = pretrain_scheme(name, size, corpus, out, settings, tokenizer, vocab_size, report)
+    resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
+    console().print(
+        f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "
+        f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
+        f"loss curve {outcome.curve_path}"
+    )
+
+
 # -- build-probes ------------------------------------------------------------------------
 @cli.group(name="build-probes")
 def build_probes() -> None:
