@@ -357,7 +357,7 @@ def pretrain(
     bf16: bool,
 ) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
-    from posharness.console import console
+    from posharness.console import console, pretraining_bar
     from posharness.device import resolve_device
     from posharness.models.pretrain_loop import PretrainSettings
     from posharness.models.pretraining import pretrain_scheme
@@ -374,10 +374,9 @@ def pretrain(
         bf16=bf16,
     )
 
-    def report(step: int, loss: float) -> None:
-        console().print(f"step {step}/{steps}  loss {loss:.4f}")
-
-    outcome = pretrain_scheme(name, size, corpus, out, settings, tokenizer, vocab_size, report)
+    bar, report = pretraining_bar(f"{name} ({size})", steps)
+    with bar:
+        outcome = pretrain_scheme(name, size, corpus, out, settings, tokenizer, vocab_size, report)
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
         f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "

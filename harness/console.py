@@ -163,6 +163,24 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
         console().print(table)
 
 
+def pretraining_bar(name: str, steps: int) -> tuple[Progress, Callable[[int, float], None]]:
+    """A bar on stderr for ``posharness pretrain``; the callback moves it to (step, loss)."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+    )
+    task = progress.add_task(name, total=steps)
+
+    def update(step: int, loss: float) -> None:
+        progress.update(task, completed=step, description=f"{name} loss {loss:.3f}")
+
+    return progress, update
+
+
 def print_probe_summary(summary: dict, out: Path, files: int) -> None:
     """Sizes and exclusions of a probe build, one row per probe."""
     table = Table(title=f"probes from {summary['source']} (seed {summary['seed']})")
