@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from posharness.runner import RunConfig, run
+from posharness.summaries import summarize
 from posharness.tasks.shuffle_builders import PHRASE_LABELS
 from posharness.tasks.shuffle_probes import PROBES, build_probes
 from posharness.tasks.shuffle_snli import read_snli
@@ -97,6 +98,7 @@ def cells(tmp_path_factory):
         task_args={"shuffle": {"train": str(data / SNLI_TRAIN), "bootstrap": "300"}},
     )
     outcomes = run(config)
+    summarize(outcomes)  # what the CLI does after a run: Table 3 across the probes
     return out, {o.cell.task.spec.name: (o.cell, o.result) for o in outcomes}
 
 
