@@ -136,6 +136,8 @@ def main() -> None:
         )
         + "\n"
     )
+    if ratio > TARGET:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":
