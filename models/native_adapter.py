@@ -76,7 +76,7 @@ class NativePEAdapter(HFEncoderAdapter):
             self.folder, num_labels=num_labels, dtype=torch.float32
         )
         model.base_model.set_attention_mode(str(mode))
-        return SequenceClassifier(model)
+        return SequenceClassifier(model, accepts_token_types=self._accepts_token_types())
 
 
 def build_native(name: str, argument: str | None, options: LoadOptions) -> NativePEAdapter:
@@ -139,9 +139,11 @@ def random_checkpoint(
 ) -> Path:
     """An untrained zoo model saved once under the cache, so it is fingerprinted like any other."""
     import torch
+    from transformers.utils import logging as hf_logging
 
     from posharness.models.pe import PEModel, config_for
 
+    hf_logging.disable_progress_bar()
     tokenizer = _tokenizer(tokenizer_source)
     root = (options.cache_dir or Path.home() / ".cache" / "posharness") / "pe-init"
     folder = root / f"{name}-{size}-seed{seed}-vocab{len(tokenizer)}"

