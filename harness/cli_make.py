@@ -1,0 +1,130 @@
+"""``posharness`` commands that make things rather than measure them.
+
+``pretrain`` trains a native PE zoo scheme into a checkpoint; ``build-probes`` writes
+probe datasets the papers describe but never released. They register on the one ``cli``
+group of ``posharness.cli``, which imports this module, so errors, ``--include`` and
+exit codes behave as for every other command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from posharness.cli import _split, cli, include_option
+from posharness.errors import OptionError
+
+
+# -- pretrain ----------------------------------------------------------------------------
+@cli.command()
+@click.option("--model", "name", required=True, metavar="NAME", help="A zoo scheme, e.g. tupe-r.")
+@click.option("--size", default="mini", show_default=True, help="tiny, mini, small or base.")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Plain text or WikiExtractor output (a file or a folder).",
+)
+@click.option("--steps", type=int, required=True, help="Optimizer steps.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Run folder (resumable)."
+)
+@click.option(
+    "--tokenizer",
+    default=None,
+    metavar="DIR|HUB_ID",
+    help="An existing WordPiece tokenizer [default: train one on the corpus].",
+)
+@click.option("--vocab-size", default=30522, show_default=True, help="Pieces when training one.")
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--block-size", default=128, show_default=True, help="Tokens per sequence.")
+@click.option("--learning-rate", default=5e-4, show_default=True)
+@click.option("--warmup-ratio", default=0.06, show_default=True)
+@click.option("--seed", default=0, show_default=True)
+@click.option("--save-every", default=500, show_default=True, help="Checkpoint interval.")
+@click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps")
+@click.option("--bf16", is_flag=True, help="bfloat16 autocast (CUDA).")
+@include_option
+def pretrain(
+    name: str,
+    size: str,
+    corpus: Path,
+    steps: int,
+    out: Path,
+    tokenizer: str | None,
+    vocab_size: int,
+    batch_size: int,
+    block_size: int,
+    learning_rate: float,
+    warmup_ratio: float,
+    seed: int,
+    save_every: int,
+    device: str,
+    bf16: bool,
+) -> None:
+    """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
+    from posharness.console import console, pretraining_bar
+    from posharness.device import resolve_device
+    from posharness.models.pretrain_loop import PretrainSettings
+    from posharness.models.pretraining import pretrain_scheme
+
+    settings = PretrainSettings(
+        steps=steps,
+        batch_size=batch_size,
+        block_size=block_size,
+        learning_rate=learning_rate,
+        warmup_ratio=warmup_ratio,
+        seed=seed,
+        save_every=save_every,
+        device=resolve_device(device),
+        bf16=bf16,
+    )
+
+    bar, report = pretraining_bar(f"{name} ({size})", steps)
+    with bar:
+        outcome = pretrain_scheme(name, size, corpus, out, settings, tokenizer, vocab_size, report)
+    resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
+    console().print(
+        f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "
+        f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
+        f"loss curve {outcome.curve_path}"
+    )
+
+
+# -- build-probes ------------------------------------------------------------------------
+@cli.group(name="build-probes")
+def build_probes() -> None:
+    """Build probe datasets that the papers describe but never released."""
+
+
+@build_probes.command(name="shuffle")
+@click.option(
+    "--snli",
+    "snli",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="SNLI jsonl with constituency parses, e.g. snli_1.0_test.jsonl.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Folder for the jsonl files."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of every shuffle.")
+@click.option(
+    "--probes",
+    "probe_names",
+    multiple=True,
+    metavar="NAMES",
+    help="Subset, comma-separated [default: all six].",
+)
+def build_probes_shuffle(snli: Path, out: Path, seed: int, probe_names: tuple[str, ...]) -> None:
+    """Shuffle-3..6, Random and Shuffle-SR (Chen et al. 2023 §3.5) from SNLI pairs."""
+    from posharness.console import print_probe_summary
+    from posharness.tasks.shuffle_probes import PROBES, build_probes, write_probes
+    from posharness.tasks.shuffle_snli import read_snli
+
+    if seed < 0:
+        raise OptionError(f"--seed {seed}: must not be negative")
+    build = build_probes(read_snli(snli), seed, _split(probe_names) or PROBES)
+    written = write_probes(build, out)
+    print_probe_summary(build.summary, out, len(written))
