@@ -82,7 +82,8 @@ def run_with_progress(config, leaderboard_path: Path | None) -> None:
         outcomes = run(config, RichReporter(progress))
     if not outcomes:
         return
-    slugs = list(dict.fromkeys(o.cell.spec.slug for o in outcomes))
+    # The results folder names: the spec, plus its --model-arg values when it has some.
+    slugs = list(dict.fromkeys(o.cell.path.parent.name for o in outcomes))
     path = leaderboard_path or Path("leaderboards") / f"{'__'.join(slugs)}.json"
     board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
     lb.save_if_changed(board, path)

@@ -10,7 +10,9 @@ A spec names a registered model and, optionally, what to load into it:
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -30,8 +32,28 @@ class ModelSpec:
     @property
     def slug(self) -> str:
         """A file-name-safe form of the spec, used in result and leaderboard names."""
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", self.text).strip("-.")
-        return slug or "model"
+        return _safe(self.text) or "model"
+
+    def results_slug(self, model_args: Mapping[str, str]) -> str:
+        """Where this spec's results go when loaded with ``model_args``.
+
+        Two runs of one spec with other ``--model-arg`` values are other models (another
+        seed of a random initialisation, another decomposition), so they get their own
+        folder and default leaderboard instead of overwriting each other's files. Long
+        values (paths) are shortened to a digest so names stay readable.
+        """
+        if not model_args:
+            return self.slug
+        text = "_".join(f"{key}-{value}" for key, value in sorted(model_args.items()))
+        readable = _safe(text)
+        if len(readable) > 60:
+            digest = hashlib.sha256(repr(sorted(model_args.items())).encode()).hexdigest()
+            readable = f"{readable[:40].rstrip('-._')}-{digest[:10]}"
+        return f"{self.slug}__{readable}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
 
 
 @dataclass(frozen=True)

@@ -251,7 +251,8 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                         config.limit,
                         identity,
                     )
-                    path = config.output_dir / spec.slug / f"{name}__{mode}__seed{seed}.json"
+                    folder = config.output_dir / spec.results_slug(config.model_args)
+                    path = folder / f"{name}__{mode}__seed{seed}.json"
                     cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
     return cells
 
