@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli import _split, cli, include_option
+from posharness.cli import _parse_model_args, _split, cli, include_option
 from posharness.errors import OptionError
 
 
@@ -45,6 +45,14 @@ from posharness.errors import OptionError
 @click.option("--save-every", default=500, show_default=True, help="Checkpoint interval.")
 @click.option("--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps")
 @click.option("--bf16", is_flag=True, help="bfloat16 autocast (CUDA).")
+@click.option(
+    "--model-arg",
+    "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or locality=0.3 "
+    "symmetry=0.8 for bert-a-star; repeatable.",
+)
 @include_option
 def pretrain(
     name: str,
@@ -62,13 +70,21 @@ def pretrain(
     save_every: int,
     device: str,
     bf16: bool,
+    model_args: tuple[str, ...],
 ) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
     from posharness.console import console, pretraining_bar
     from posharness.device import resolve_device
+    from posharness.models.pe.options import pe_options
     from posharness.models.pretrain_loop import PretrainSettings
     from posharness.models.pretraining import pretrain_scheme
 
+    options = pe_options(name, _parse_model_args(model_args))
+    device = resolve_device(device)
+    if bf16 and not device.startswith("cuda"):
+        raise OptionError(
+            f"--bf16 is bfloat16 autocast on CUDA; the device here is {device}: drop --bf16"
+        )
     settings = PretrainSettings(
         steps=steps,
         batch_size=batch_size,
@@ -77,13 +93,15 @@ def pretrain(
         warmup_ratio=warmup_ratio,
         seed=seed,
         save_every=save_every,
-        device=resolve_device(device),
+        device=device,
         bf16=bf16,
     )
 
     bar, report = pretraining_bar(f"{name} ({size})", steps)
     with bar:
-        outcome = pretrain_scheme(name, size, corpus, out, settings, tokenizer, vocab_size, report)
+        outcome = pretrain_scheme(
+            name, size, corpus, out, settings, tokenizer, vocab_size, report, options
+        )
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
         f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "

@@ -81,13 +81,23 @@ class NativePEAdapter(HFEncoderAdapter):
 
 def build_native(name: str, argument: str | None, options: LoadOptions) -> NativePEAdapter:
     """A registered zoo name with a checkpoint folder, or a seeded random initialisation."""
+    from posharness.models.pe.options import GEOMETRY_KEYS, OPTION_TYPES, pe_options
+
     args = dict(options.model_args)
-    unknown = sorted(set(args) - set(NATIVE_ARGS))
+    pe_args = {key: value for key, value in args.items() if key not in NATIVE_ARGS}
+    unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
     if unknown:
         raise OptionError(
-            f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} "
-            "(e.g. init=random size=mini seed=0)"
+            f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} (e.g. "
+            "init=random size=mini seed=0) and, with init=random, PEConfig options such as "
+            "relative_buckets=64 or locality=0.3 (`posharness pretrain --help`)"
         )
+    if argument and pe_args:
+        raise OptionError(
+            f"--model-arg {sorted(pe_args)[0]}: a checkpoint's options are fixed by its "
+            "config.json; options apply to init=random or `posharness pretrain --model-arg`"
+        )
+    overrides = pe_options(name, pe_args)
     if argument:
         folder = Path(argument).expanduser()
         _check_checkpoint(name, folder)
@@ -99,7 +109,12 @@ def build_native(name: str, argument: str | None, options: LoadOptions) -> Nativ
             "or pass --model-arg init=random for an untrained one"
         )
     folder = random_checkpoint(
-        name, args.get("size", "mini"), int(args.get("seed", 0)), args.get("tokenizer"), options
+        name,
+        args.get("size", "mini"),
+        _seed(args.get("seed", "0")),
+        args.get("tokenizer"),
+        options,
+        overrides,
     )
     return NativePEAdapter(folder, _plain(options))
 
@@ -134,10 +149,28 @@ def _check_checkpoint(name: str, folder: Path) -> None:
         )
 
 
+def _seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise OptionError(f"--model-arg seed={text!r}: give an integer, e.g. seed=0") from None
+
+
 def random_checkpoint(
-    name: str, size: str, seed: int, tokenizer_source: str | None, options: LoadOptions
+    name: str,
+    size: str,
+    seed: int,
+    tokenizer_source: str | None,
+    options: LoadOptions,
+    overrides: dict[str, Any] | None = None,
 ) -> Path:
-    """An untrained zoo model saved once under the cache, so it is fingerprinted like any other."""
+    """An untrained zoo model saved once under the cache, so it is fingerprinted like any other.
+
+    The folder name carries a digest of the ``PEConfig`` overrides, so two option sets
+    never share a cached initialisation.
+    """
+    import hashlib
+
     import torch
     from transformers.utils import logging as hf_logging
 
@@ -146,10 +179,14 @@ def random_checkpoint(
     hf_logging.disable_progress_bar()
     tokenizer = _tokenizer(tokenizer_source)
     root = (options.cache_dir or Path.home() / ".cache" / "posharness") / "pe-init"
+    overrides = overrides or {}
+    config = config_for(name, size, vocab_size=len(tokenizer), **overrides)
     folder = root / f"{name}-{size}-seed{seed}-vocab{len(tokenizer)}"
+    if overrides:
+        digest = hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest()
+        folder = folder.with_name(f"{folder.name}-{digest[:12]}")
     if (folder / "config.json").is_file():
         return folder
-    config = config_for(name, size, vocab_size=len(tokenizer))
     torch.manual_seed(seed)
     model = PEModel(config)
     staging = folder.with_name(folder.name + ".tmp")

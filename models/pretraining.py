@@ -23,8 +23,13 @@ def pretrain_scheme(
     tokenizer_source: str | None,
     vocab_size: int,
     progress: Callable[[int, float], None] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Any:
-    """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it."""
+    """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
+
+    ``options`` are ``PEConfig`` overrides (``models.pe.options.pe_options``); they are
+    part of the model's identity, so a resume with other options is refused.
+    """
     from transformers.utils import logging as hf_logging
 
     from posharness.models.pe import NAMED_MODELS, PEForMaskedLM, config_for
@@ -33,11 +38,14 @@ def pretrain_scheme(
 
     if name not in NAMED_MODELS:
         raise OptionError(f"unknown PE model {name!r}: pick one of {', '.join(NAMED_MODELS)}")
-    config_for(name, size)  # an unknown size fails before the corpus is read
+    options = dict(options or {})
+    # An unknown size or a bad option fails before the corpus is read.
+    positions = max(settings.block_size, config_for(name, size).max_position_embeddings)
+    positions = options.pop("max_position_embeddings", positions)
+    config_for(name, size, max_position_embeddings=positions, **options)
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
-    positions = max(settings.block_size, config_for(name, size).max_position_embeddings)
 
     def build(vocabulary: int) -> Any:
         config = config_for(
@@ -46,6 +54,7 @@ def pretrain_scheme(
             vocab_size=vocabulary,
             max_position_embeddings=positions,
             pad_token_id=tokenizer.pad_token_id,
+            **options,
         )
         return PEForMaskedLM(config)
 
