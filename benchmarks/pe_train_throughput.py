@@ -6,9 +6,12 @@ the zoo's ``bert-a``), the same random masked-LM batches and the same optimizer 
 AdamW, lr 5e-4); each training step is forward, backward, clipping and an optimizer step.
 The methods alternate in one process, so other load on the machine hits each alike.
 Target: median zoo step time / median BERT step time <= 1.25. Other zoo schemes are timed
-alongside for information (``--schemes``).
+alongside for information (``--schemes``). On a GPU (``--device cuda``, optionally
+``--bf16`` autocast as ``posharness pretrain --bf16`` uses) each step is timed between
+two synchronisations, so queued kernels count against the step that launched them.
 
     python benchmarks/pe_train_throughput.py [--size mini] [--batch 16] [--steps 12] [--repeats 3]
+        [--device cpu|cuda] [--bf16]
 """
 
 from __future__ import annotations
@@ -66,18 +69,26 @@ def batches(count: int, batch: int, length: int, seed: int) -> list[dict[str, to
     return out
 
 
-def step_time(model: torch.nn.Module, data: list[dict[str, torch.Tensor]]) -> float:
+def step_time(
+    model: torch.nn.Module, data: list[dict[str, torch.Tensor]], device: str, bf16: bool
+) -> float:
     """Median seconds per training step after one warm-up step."""
-    model.train()
+    model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, fused=True)
+    on_gpu = device.startswith("cuda")
     times = []
     for index, batch in enumerate(data):
+        if on_gpu:
+            torch.cuda.synchronize()
         start = time.perf_counter()
-        loss = model(**batch).loss
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_gpu):
+            loss = model(**batch).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        if on_gpu:
+            torch.cuda.synchronize()
         if index:
             times.append(time.perf_counter() - start)
     return statistics.median(times)
@@ -91,11 +102,18 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--schemes", default="tupe-r,bert-a-star,t5,rope")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
+    parser.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA only)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("--device cuda: torch sees no CUDA device here; use --device cpu")
 
     torch.manual_seed(0)
-    data = batches(args.steps + 1, args.batch, args.length, seed=0)
+    data = [
+        {key: value.to(args.device) for key, value in batch.items()}
+        for batch in batches(args.steps + 1, args.batch, args.length, seed=0)
+    ]
     builders: dict[str, Callable[[], torch.nn.Module]] = {
         "bert (transformers)": lambda: bert_twin(args.size),
         "bert-a (zoo)": lambda: zoo("bert-a", args.size),
@@ -105,13 +123,18 @@ def main() -> None:
     times: dict[str, list[float]] = {label: [] for label in builders}
     for _ in range(args.repeats):
         for label, build in builders.items():
-            times[label].append(step_time(build(), data))
+            times[label].append(step_time(build(), data, args.device, args.bf16))
     medians = {label: statistics.median(values) for label, values in times.items()}
     ratio = medians["bert-a (zoo)"] / medians["bert (transformers)"]
     tokens = args.batch * args.length
+    where = (
+        torch.cuda.get_device_name(args.device) + (", bf16 autocast" if args.bf16 else ", fp32")
+        if args.device.startswith("cuda")
+        else f"cpu, torch threads {torch.get_num_threads()}"
+    )
     print(
-        f"size {args.size}, batch {args.batch} x {args.length}, torch threads "
-        f"{torch.get_num_threads()}, {args.repeats} alternating repeats"
+        f"size {args.size}, batch {args.batch} x {args.length}, {where}, "
+        f"{args.repeats} alternating repeats"
     )
     print(f"{'model':<22} {'s/step':>8} {'tokens/s':>10} {'vs BERT':>8}")
     for label, seconds in medians.items():
