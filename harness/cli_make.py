@@ -1,9 +1,9 @@
 """``posharness`` commands that make things rather than measure them.
 
-``pretrain`` trains a native PE zoo scheme into a checkpoint; ``build-probes`` writes
-probe datasets the papers describe but never released. They register on the one ``cli``
-group of ``posharness.cli``, which imports this module, so errors, ``--include`` and
-exit codes behave as for every other command.
+``pretrain`` trains a native PE zoo scheme into a checkpoint and ``loss-curves`` sets
+runs side by side; ``build-probes`` writes probe datasets the papers describe but never
+released. They register on the one ``cli`` group of ``posharness.cli``, which imports
+this module, so errors, ``--include`` and exit codes behave as for every other command.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from posharness.cli import _parse_model_args, _split, cli, include_option
-from posharness.errors import OptionError
+from posharness.errors import DataError, OptionError
 
 
 # -- pretrain ----------------------------------------------------------------------------
@@ -108,6 +108,63 @@ def pretrain(
         f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
         f"loss curve {outcome.curve_path}"
     )
+
+
+@cli.command(name="loss-curves")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="PNG to write, e.g. leaderboards/pe-zoo-mini-loss.png.",
+)
+@click.option("--label", "labels", multiple=True, help="One per run, in order [default: folder].")
+def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> None:
+    """Compare pretraining runs: their loss curves on one axis and a table of final losses.
+
+    RUNS are `posharness pretrain --out` folders or their loss_log.json files. Settings
+    that differ between the runs are named in the figure's title and below the table, so
+    a comparison across recipes is never mistaken for one across positions.
+    """
+    from rich.table import Table
+
+    from posharness.console import console
+    from posharness.models.pretrain_log import compare_curves, read_log, recipe_differences
+
+    missing = [run for run in runs if not run.exists()]
+    if missing:
+        raise DataError(
+            f"{missing[0]} does not exist: give `posharness pretrain --out` folders or "
+            "their loss_log.json files"
+        )
+    logs = [run / "loss_log.json" if run.is_dir() else run for run in runs]
+    names = list(labels) or [log.parent.name for log in logs]
+    if len(names) != len(logs):
+        raise OptionError(f"{len(labels)} --label for {len(logs)} runs: give one per run")
+    documents = [read_log(log) for log in logs]
+    compare_curves(logs, out, names)
+    table = Table(title="masked-LM pretraining")
+    # Each log record already averages the loss over its --log-every window of steps.
+    for column in ("run", "steps", "loss, last 10 records", "first record", "seconds"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for name, document in zip(names, documents, strict=True):
+        records = document["records"]
+        if not records:
+            table.add_row(name, "0", "–", "–", "–")
+            continue
+        tail = [r["loss"] for r in records[-10:]]
+        table.add_row(
+            name,
+            str(records[-1]["step"]),
+            f"{sum(tail) / len(tail):.4f}",
+            f"{records[0]['loss']:.4f}",
+            f"{records[-1]['seconds']:.0f}",
+        )
+    console().print(table)
+    differing = recipe_differences(documents)
+    if differing:
+        console().print(f"recipes differ in: {', '.join(differing)}")
+    console().print(f"loss curves: {out}")
 
 
 # -- build-probes ------------------------------------------------------------------------

@@ -84,3 +84,27 @@ def test_a_file_that_is_not_a_loss_log_is_a_one_line_data_error(tmp_path):
     with pytest.raises(DataError, match="not a posharness pretraining loss log") as caught:
         plot_loss(other, tmp_path / "x.png")
     assert "\n" not in str(caught.value)
+
+
+def test_the_loss_curves_command_compares_run_folders(tmp_path, capsys):
+    from posharness.cli import main
+
+    write_run(tmp_path / "bert-a-mini")
+    write_run(tmp_path / "tupe-r-mini", learning_rate=1e-3, steps=(10, 20))
+    png = tmp_path / "curves.png"
+    with pytest.raises(SystemExit) as done:
+        main(["loss-curves", str(tmp_path / "bert-a-mini"), str(tmp_path / "tupe-r-mini"),
+              "--out", str(png)])  # fmt: skip
+    assert done.value.code == 0
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    out = capsys.readouterr().out
+    assert "bert-a-mini" in out and "tupe-r-mini" in out
+    assert "0.7500" in out  # tupe-r: mean of 10/10 and 10/20, its two records
+    assert "recipes differ in: learning_rate" in out
+    with pytest.raises(SystemExit) as done:
+        main(["loss-curves", str(tmp_path / "absent"), "--out", str(tmp_path / "x.png")])
+    assert done.value.code == 2
+    assert "absent does not exist: give `posharness pretrain --out` folders" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "x.png").exists()
