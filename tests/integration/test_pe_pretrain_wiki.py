@@ -12,18 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from posharness.cli import main
+from tests.cli_helpers import cli
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration
 
 WIKI_FILE = Path("wikipedia_en_partial") / "AA" / "wiki_00"
-
-
-def cli(*args: str) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    return int(exit_info.value.code)
 
 
 @pytest.fixture(scope="module")

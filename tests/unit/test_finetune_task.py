@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.cli import main
+from tests.cli_helpers import one_line_error, run_isolated
 from tests.conftest import WORDS
 
 RTE_HEADER = "index\tsentence1\tsentence2\tlabel\n"
@@ -68,30 +68,11 @@ def write_snli(root: Path) -> Path:
 
 
 def run(tmp_path: Path, model: Path, tasks: str, *args: str) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "run",
-                "--model",
-                f"hf:{model}",
-                "--tasks",
-                tasks,
-                "--device",
-                "cpu",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "--output-dir",
-                str(tmp_path / "results"),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--leaderboard",
-                str(tmp_path / "board.json"),
-                "--task-arg",
-                f"{tasks.split(',')[0]}.bootstrap=200",
-                *args,
-            ]
-        )
-    return int(exit_info.value.code)
+    first = tasks.split(",")[0]
+    return run_isolated(
+        tmp_path, "--model", f"hf:{model}", "--tasks", tasks,
+        "--task-arg", f"{first}.bootstrap=200", *args,
+    )  # fmt: skip
 
 
 def result(tmp_path: Path, model: Path, task: str, mode: str = "both") -> dict:
@@ -106,12 +87,6 @@ def example_rows(tmp_path: Path, out: dict) -> list[dict]:
 
 def cached(tmp_path: Path, kind: str) -> list[Path]:
     return list((tmp_path / "cache" / kind).rglob("*.safetensors"))
-
-
-def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
 
 
 def test_a_cell_records_metrics_intervals_runs_and_per_example_predictions(

@@ -8,37 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from posharness.cli import main
+from tests.cli_helpers import cli, one_line_error, run_isolated
 from tests.conftest import WORDS
 
 
-def cli(*args: str) -> int:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    return int(exit_info.value.code)
-
-
-def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-    return err
-
-
 def run_geometry(tmp_path: Path, model: str, *args: str) -> int:
-    return cli(
-        "run",
+    return run_isolated(
+        tmp_path,
         "--model",
         model,
         "--tasks",
         "locality_symmetry",
-        "--device",
-        "cpu",
-        "--output-dir",
-        str(tmp_path / "results"),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        "--leaderboard",
-        str(tmp_path / "board.json"),
         "--task-arg",
         "locality_symmetry.words=4",
         "--task-arg",

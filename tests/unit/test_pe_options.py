@@ -10,7 +10,8 @@ import pytest
 from posharness.errors import OptionError
 from posharness.models.pe import config_for, fit_attenuation
 from posharness.models.pe.options import pe_options
-from tests.unit.test_native_models import cli, one_line_error, run_geometry, write_corpus
+from tests.cli_helpers import cli, one_line_error
+from tests.unit.test_native_models import run_geometry, write_corpus
 
 
 def test_text_is_typed_by_the_config_annotation() -> None:

@@ -17,32 +17,10 @@ from posharness.models.pretrain_corpus import (
     packed_blocks,
     read_corpus,
 )
+from tests.conftest import WORDS
 
-TOY_WORDS = [
-    "the",
-    "a",
-    "man",
-    "woman",
-    "dog",
-    "cat",
-    "plays",
-    "runs",
-    "guitar",
-    "ball",
-    "on",
-    "in",
-    "stage",
-    "park",
-    "red",
-    "blue",
-    "big",
-    "small",
-    "child",
-    "river",
-    "boat",
-    "walks",
-    "looks",
-]
+# conftest.WORDS is the vocabulary of every toy text; these tests add a few words of their own.
+TOY_WORDS = [*WORDS[:18], "child", "river", "boat", "walks", "looks"]
 
 WIKI_FILE = """<doc id="12" url="https://en.wikipedia.org/wiki?curid=12" title="Anarchism">
 Anarchism

@@ -8,39 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness.cli import main
 from posharness.tasks.shuffle_scoring import probe_result
+from tests.cli_helpers import cli, run_isolated
 from tests.snli_parsed import write_jsonl, write_parsed_snli
 
 
 def run(tmp_path: Path, model: Path, tasks: str, *args: str, group: str = "shuffle") -> int:
     """One ``posharness run``; ``group`` names who gets one epoch and 200 resamples."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "run",
-                "--model",
-                f"hf:{model}",
-                "--tasks",
-                tasks,
-                "--device",
-                "cpu",
-                "--data-dir",
-                str(tmp_path / "data"),
-                "--output-dir",
-                str(tmp_path / "results"),
-                "--cache-dir",
-                str(tmp_path / "cache"),
-                "--leaderboard",
-                str(tmp_path / "board.json"),
-                "--task-arg",
-                f"{group}.epochs=1",
-                "--task-arg",
-                f"{group}.bootstrap=200",
-                *args,
-            ]
-        )
-    return int(exit_info.value.code)
+    return run_isolated(
+        tmp_path, "--model", f"hf:{model}", "--tasks", tasks,
+        "--task-arg", f"{group}.epochs=1", "--task-arg", f"{group}.bootstrap=200", *args,
+    )  # fmt: skip
 
 
 def result(tmp_path: Path, task: str, mode: str = "both") -> dict:
@@ -98,8 +76,7 @@ def test_a_probe_reuses_the_snli_cells_classifier(
 def test_prebuilt_probes_are_read_from_their_folder(tmp_path: Path, tiny_bert: Path) -> None:
     write_parsed_snli(tmp_path / "data")
     source = tmp_path / "data" / "snli" / "snli_1.0" / "snli_1.0_test.jsonl"
-    with pytest.raises(SystemExit):
-        main(["build-probes", "shuffle", "--snli", str(source), "--out", str(tmp_path / "p")])
+    assert cli("build-probes", "shuffle", "--snli", str(source), "--out", str(tmp_path / "p")) == 0
     probes = f"shuffle.probes={tmp_path / 'p'}"
     assert run(tmp_path, tiny_bert, "shuffle_3", "--task-arg", probes) == 0
     out = result(tmp_path, "shuffle_3")
