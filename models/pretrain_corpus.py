@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,16 @@ from posharness.errors import DataError, OptionError
 NO_TEXT_FIX = "point --corpus at plain-text or WikiExtractor files"
 MIN_BLOCK_SIZE = 8
 _COMPRESSED = (".bz2", ".gz", ".xz", ".zip", ".zst")
+_WIKIEXTRACTOR_FILE = re.compile(r"wiki_\d+(\.[A-Za-z0-9]+)?")
 
 
 def corpus_files(path: Path) -> list[Path]:
-    """The files of a corpus in a fixed order: sorted relative paths, hidden files skipped."""
+    """The files of a corpus in a fixed order: sorted relative paths, hidden files skipped.
+
+    A folder that holds WikiExtractor output (``AA/wiki_00`` ...) is read as that output
+    alone: a dump is usually shipped with a README, a licence or a source note beside it,
+    and their text must not become pretraining data.
+    """
     path = Path(path)
     if not path.exists():
         raise DataError(f"corpus {path} does not exist: {NO_TEXT_FIX}")
@@ -40,7 +47,8 @@ def corpus_files(path: Path) -> list[Path]:
         for p in path.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts)
     ]
-    return sorted(files, key=lambda p: p.relative_to(path).as_posix())
+    extracted = [p for p in files if _WIKIEXTRACTOR_FILE.fullmatch(p.name)]
+    return sorted(extracted or files, key=lambda p: p.relative_to(path).as_posix())
 
 
 def read_corpus(path: Path) -> Iterator[str]:

@@ -81,6 +81,18 @@ def test_wikiextractor_documents_lose_tags_and_title_and_html_escapes(tmp_path):
     ]
 
 
+def test_a_wikiextractor_tree_is_read_without_the_notes_beside_it(tmp_path):
+    for folder, name in (("AA", "wiki_00"), ("AA", "wiki_01"), ("AB", "wiki_00")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / name).write_text(f'<doc id="1">\nT\n\nfrom {folder}/{name}\n</doc>\n')
+    (tmp_path / "SOURCE.md").write_text("# Where this dump came from\n")
+    (tmp_path / "LICENSE.txt").write_text("Licensed under CC BY-SA\n")
+    assert list(read_corpus(tmp_path)) == ["from AA/wiki_00", "from AA/wiki_01", "from AB/wiki_00"]
+    identity = corpus_identity(tmp_path)
+    (tmp_path / "LICENSE.txt").write_text("another licence\n")
+    assert corpus_identity(tmp_path) == identity  # the notes are not part of the corpus
+
+
 def test_wikiextractor_json_lines_give_their_text(tmp_path):
     path = tmp_path / "wiki_00"
     path.write_text(
