@@ -86,13 +86,17 @@ def run_with_progress(config, leaderboard_path: Path | None) -> None:
     slugs = list(dict.fromkeys(o.cell.path.parent.name for o in outcomes))
     path = leaderboard_path or Path("leaderboards") / f"{'__'.join(slugs)}.json"
     board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
+    earlier = _readable_leaderboard(path)
+    if earlier is not None:
+        board = lb.merge(earlier, board)
     lb.save_if_changed(board, path)
     out = console()
     out.print(lb.to_rich_table(board))
     ran = sum(not o.skipped for o in outcomes)
+    added = " (added to the rows already there)" if earlier is not None else ""
     out.print(
         f"{ran} cell(s) run, {len(outcomes) - ran} already finished; results in "
-        f"{config.output_dir}/, leaderboard {path}"
+        f"{config.output_dir}/, leaderboard {path}{added}"
     )
     figures = [Path(o.cell.path.parent, a) for o in outcomes for a in o.result.artifacts]
     if figures:
@@ -100,6 +104,24 @@ def run_with_progress(config, leaderboard_path: Path | None) -> None:
     summaries = summarize(outcomes)
     if summaries:
         out.print(f"summaries across modes: {', '.join(str(s) for s in summaries)}")
+
+
+def _readable_leaderboard(path: Path):
+    """The leaderboard already at ``path``, to add this run to; None if absent or unreadable.
+
+    An unreadable file (another schema version, damaged JSON) is replaced, and the user
+    is told so: the results it came from are still on disk for ``leaderboard build``.
+    """
+    from posharness import leaderboard as lb
+    from posharness.errors import PosharnessError
+
+    if not path.exists():
+        return None
+    try:
+        return lb.load(path)
+    except PosharnessError as exc:
+        err_console().print(f"[yellow]replacing unreadable leaderboard {path}:[/] {exc}")
+        return None
 
 
 def print_registry(what: str) -> None:

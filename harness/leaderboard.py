@@ -114,12 +114,56 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 results=sorted(_relative(p, location.parent) for p, _ in members),
             )
         )
-    mode_order = {"both": 0, "contextual": 1, "positional": 2}
-    rows.sort(key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
     ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
     return Leaderboard(
-        name=name, created_at=datetime.now(UTC).isoformat(), columns=ordered, rows=rows
+        name=name,
+        created_at=datetime.now(UTC).isoformat(),
+        columns=ordered,
+        rows=_sorted_rows(rows),
     )
+
+
+def merge(earlier: Leaderboard, fresh: Leaderboard) -> Leaderboard:
+    """``fresh`` written over ``earlier``: a run adds to a leaderboard instead of replacing it.
+
+    Every (model, mode, task) the fresh board holds replaces the earlier scores of that
+    task; rows, tasks and result paths it did not compute are kept as they were, so
+    running one task more never wipes the others (a committed leaderboard whose result
+    files are not at hand included). Rows are matched by model fingerprint and mode.
+    """
+    rows = {(row.fingerprint, row.mode): row for row in earlier.rows}
+    for row in fresh.rows:
+        old = rows.get((row.fingerprint, row.mode))
+        if old is None:
+            rows[(row.fingerprint, row.mode)] = row
+            continue
+        tasks = {key.split("/", 1)[0] for key in row.scores}
+        kept = {k: v for k, v in old.scores.items() if k.split("/", 1)[0] not in tasks}
+        paths = [p for p in old.results if Path(p).name.split("__", 1)[0] not in tasks]
+        rows[(row.fingerprint, row.mode)] = row.model_copy(
+            update={
+                "scores": kept | row.scores,
+                "results": sorted(set(paths) | set(row.results)),
+            }
+        )
+    fresh_tasks = {c.task for c in fresh.columns}
+    columns = fresh.columns + [c for c in earlier.columns if c.task not in fresh_tasks]
+    return fresh.model_copy(
+        update={"columns": _stable_by_task(columns), "rows": _sorted_rows(list(rows.values()))}
+    )
+
+
+def _stable_by_task(columns: list[Column]) -> list[Column]:
+    """Tasks in name order, as ``build`` sorts them; each task's metrics keep their order."""
+    by_task: dict[str, list[Column]] = defaultdict(list)
+    for column in columns:
+        by_task[column.task].append(column)
+    return [column for task in sorted(by_task) for column in by_task[task]]
+
+
+def _sorted_rows(rows: list[Row]) -> list[Row]:
+    mode_order = {"both": 0, "contextual": 1, "positional": 2}
+    return sorted(rows, key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
 
 
 def _score(values: list[tuple[int, Any]]) -> Score:
@@ -173,6 +217,18 @@ def format_score(score: Score | None, digits: int = 4) -> str:
     return f"{score.mean:.{digits}f}"
 
 
+def _model_labels(board: Leaderboard) -> list[str]:
+    """Row names; a spec that stands for two models (two seeds of a random initialisation,
+    a retrained checkpoint) gets its fingerprint so the rows are told apart."""
+    fingerprints: dict[str, set[str]] = defaultdict(set)
+    for row in board.rows:
+        fingerprints[row.model].add(row.fingerprint)
+    return [
+        f"{row.model} [{row.fingerprint[:8]}]" if len(fingerprints[row.model]) > 1 else row.model
+        for row in board.rows
+    ]
+
+
 def _mode_label(row: Row) -> str:
     return row.mode if row.exact else f"{row.mode} ({row.definition})"
 
@@ -181,9 +237,9 @@ def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[
     columns = visible_columns(board, all_metrics)
     header = ["PE family", "model", "mode"] + [c.key for c in columns]
     body = [
-        [row.pe_family, row.model, _mode_label(row)]
+        [row.pe_family, label, _mode_label(row)]
         + [format_score(row.scores.get(c.key)) for c in columns]
-        for row in board.rows
+        for row, label in zip(board.rows, _model_labels(board), strict=True)
     ]
     return header, body
 
@@ -203,8 +259,8 @@ def to_csv(board: Leaderboard, all_metrics: bool = False) -> str:
         ["pe_family", "model", "mode", "exact"]
         + [name for c in columns for name in (c.key, f"{c.key}:sd")]
     )
-    for row in board.rows:
-        values: list[Any] = [row.pe_family, row.model, row.mode, row.exact]
+    for row, label in zip(board.rows, _model_labels(board), strict=True):
+        values: list[Any] = [row.pe_family, label, row.mode, row.exact]
         for c in columns:
             score = row.scores.get(c.key)
             values += [
@@ -227,10 +283,8 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
     table = Table(title=f"leaderboard: {board.name}")
     table.add_column("task")
     table.add_column("metric")
-    for row in board.rows:
-        table.add_column(
-            f"{row.model}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right"
-        )
+    for row, label in zip(board.rows, _model_labels(board), strict=True):
+        table.add_column(f"{label}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right")
     previous = None
     for column in columns:
         task = column.task if column.task != previous else ""

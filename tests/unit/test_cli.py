@@ -231,3 +231,21 @@ def test_bad_mode_options_give_one_line(tmp_path, tiny_bert, extra, fragments):
     proc = posharness(*tiny_run(tiny_bert, *extra), cwd=tmp_path)
     assert_one_line_error(proc, *fragments)
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_second_run_adds_its_task_to_the_same_leaderboard(tmp_path, tiny_bert, capsys):
+    from tests.cli_helpers import run_isolated
+
+    def run_task(task: str) -> int:
+        fast = [f"{task}.length=24", f"{task}.words=8", f"{task}.figures=false"]
+        options = [part for option in fast for part in ("--task-arg", option)]
+        return run_isolated(tmp_path, "--model", f"hf:{tiny_bert}", "--tasks", task, *options)
+
+    assert run_task("locality_symmetry") == 0
+    assert run_task("toeplitz") == 0
+    assert "added to the rows already there" in " ".join(capsys.readouterr().out.split())
+    board = json.loads((tmp_path / "board.json").read_text())
+    assert {column["task"] for column in board["columns"]} == {"locality_symmetry", "toeplitz"}
+    (row,) = board["rows"]
+    assert any(k.startswith("locality_symmetry/") for k in row["scores"])
+    assert any(k.startswith("toeplitz/") for k in row["scores"])

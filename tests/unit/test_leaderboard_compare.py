@@ -160,3 +160,59 @@ def test_metrics_that_are_not_means_get_a_paired_bootstrap_on_stored_predictions
     assert same is not None and same.mean_delta == 0.0 and same.p_value == 1.0
     missing, why = paired_test(a, b, "spearman")  # no rows carry this metric's prefix
     assert missing is None and "no paired test" in why
+
+
+def _board_of(
+    tmp_path: Path, results: list[tuple[str, CellResult]], folder: str = "r"
+) -> lb.Leaderboard:
+    """A leaderboard at tmp_path/lb.json over results written under tmp_path/folder."""
+    located = []
+    for name, result in results:
+        path = tmp_path / folder / result.model.spec / name
+        write_result(result, path)
+        located.append((path, result))
+    return lb.build(located, "x", tmp_path / "lb.json")
+
+
+def _task(result: CellResult, name: str) -> CellResult:
+    return result.model_copy(update={"task": result.task.model_copy(update={"name": name})})
+
+
+def test_a_run_adds_to_a_leaderboard_instead_of_replacing_it(tmp_path):
+    earlier = _board_of(
+        tmp_path,
+        [
+            ("geometry__both__seed0.json", _task(make_result("m1", "f1", 0, 0.5), "geometry")),
+            ("probe__both__seed0.json", make_result("m1", "f1", 0, 0.25)),
+            ("probe__both__seed0.json", make_result("m2", "f2", 0, 0.75)),
+        ],
+    )
+    fresh = _board_of(
+        tmp_path, [("probe__both__seed0.json", make_result("m1", "f1", 0, 0.9))], "again"
+    )
+    board = lb.merge(earlier, fresh)
+    rows = {row.model: row for row in board.rows}
+    assert set(rows) == {"m1", "m2"}  # m2 was not rerun and is kept
+    assert rows["m1"].scores["probe/acc"].mean == 0.9  # the rerun task is replaced
+    assert rows["m1"].scores["geometry/acc"].mean == 0.5  # the other task is kept
+    assert rows["m2"].scores["probe/acc"].mean == 0.75
+    assert [c.key for c in board.columns] == [
+        "geometry/acc", "geometry/aux", "probe/acc", "probe/aux"
+    ]  # fmt: skip
+    # the earlier geometry file stays listed; the earlier probe file gives way to the new one
+    assert rows["m1"].results == [
+        "again/m1/probe__both__seed0.json",
+        "r/m1/geometry__both__seed0.json",
+    ]
+
+
+def test_two_models_under_one_name_are_told_apart_by_fingerprint(tmp_path):
+    board = _board_of(
+        tmp_path,
+        [
+            ("probe__both__seed0.json", make_result("bert-a-star", "aaaaaaaaaa1", 0, 0.5)),
+            ("probe__both__seed1.json", make_result("bert-a-star", "bbbbbbbbbb2", 1, 0.6)),
+        ],
+    )
+    table = lb.to_markdown(board)
+    assert "bert-a-star [aaaaaaaa]" in table and "bert-a-star [bbbbbbbb]" in table
