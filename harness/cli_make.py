@@ -129,7 +129,7 @@ def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> N
     from rich.table import Table
 
     from posharness.console import console
-    from posharness.models.pretrain_log import compare_curves, read_log, recipe_differences
+    from posharness.models.pretrain_log import draw_curves, read_log, recipe_differences
 
     missing = [run for run in runs if not run.exists()]
     if missing:
@@ -142,7 +142,7 @@ def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> N
     if len(names) != len(logs):
         raise OptionError(f"{len(labels)} --label for {len(logs)} runs: give one per run")
     documents = [read_log(log) for log in logs]
-    compare_curves(logs, out, names)
+    draw_curves(documents, names, out)
     table = Table(title="masked-LM pretraining")
     # Each log record already averages the loss over its --log-every window of steps.
     for column in ("run", "steps", "loss, last 10 records", "first record", "seconds"):

@@ -128,6 +128,13 @@ def compare_curves(
         raise DataError(f"{len(labels)} labels for {len(logs)} loss logs: give one label per log")
     documents = [read_log(path) for path in logs]
     names = list(labels) if labels is not None else [Path(p).parent.name for p in logs]
+    return draw_curves(documents, names, Path(png_path))
+
+
+def draw_curves(
+    documents: Sequence[Mapping[str, Any]], names: Sequence[str], png_path: Path
+) -> Path:
+    """The figure of :func:`compare_curves`, for callers that have read the logs already."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, document in zip(names, documents, strict=True):
