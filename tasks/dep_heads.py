@@ -44,7 +44,9 @@ HEADLINE = (
     "macro_short",
     "macro_long",
     "macro_held_out",
+    "macro_no_punct",
     "all_arcs",
+    "all_words",
     "baseline_macro",
 )
 OPTIONS: dict[str, Any] = {
@@ -135,7 +137,7 @@ def _selection(options: dict[str, Any]) -> Path | None:
 class DepHeads:
     spec = TaskSpec(
         name="dep_heads",
-        version="1",
+        version="2",  # 2: head_to_dependent is Clark et al.'s column argmax
         family="attention-analysis",
         description="Best attention head per dependency relation (Clark et al. 2019; "
         "Chen et al. 2023 Table A3)",
@@ -203,6 +205,7 @@ class DepHeads:
             table_set=str(options["relations"]),
             top=int(options["top"]),
             short_distance=float(options["short_distance"]),
+            root_words=coverage.root_arcs,
         )
         ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
         artifacts = [counts.save(ctx.artifact_dir / "head_counts.npz").name]

@@ -19,7 +19,12 @@ from posharness.adapter import ATTENTIONS, EncoderOutput, ModelAdapter, Tokenize
 from posharness.task import TaskContext
 from posharness.tasks.dependency_scoring import FOLDS, ArcBatch, HeadCounts
 from posharness.tasks.dependency_tree import ROOT, Sentence
-from posharness.tasks.word_attention import align_words, predicted_words, word_attention
+from posharness.tasks.word_attention import (
+    align_words,
+    attending_words,
+    predicted_words,
+    word_attention,
+)
 
 CHUNK_SENTENCES = 256  # sentences tokenised and length-sorted together; bounds memory
 
@@ -185,4 +190,9 @@ def _count_batch(
     counts.add_arcs(arcs)
     for layer, attention in enumerate(output.attentions):
         words = word_attention(attention, alignment)
-        counts.add_predictions(layer, predicted_words(words, alignment).cpu().numpy(), arcs)
+        counts.add_predictions(
+            layer,
+            predicted_words(words, alignment).cpu().numpy(),
+            attending_words(words, alignment).cpu().numpy(),
+            arcs,
+        )

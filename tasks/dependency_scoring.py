@@ -1,13 +1,16 @@
 """Attention heads scored as dependency parsers (Clark et al. 2019 §4.2; Chen et al. 2023 §3.4).
 
-Every layer × head is a predictor in two directions: the dependent's most-attended word
-is its head (dependent → head), or the head's most-attended word is the dependent (head
-→ dependent; Clark et al. report pobj this way). Only counts are kept — correct
-predictions per (fold, relation, layer, head, direction) — so memory does not grow with
-the corpus. A relation's score is its best predictor's accuracy, picked on the very arcs
-it is scored on, as both papers do; that is optimistic, so a held-out choice is scored
-too: picked on another treebank when one is given, otherwise cross-fitted over two
-interleaved folds of sentences (pick on one, score on the other, and back).
+Every layer × head is a predictor in two directions, as in Clark et al.'s released code
+(``attn_head_predictor``, modes ``normal`` and ``transpose``): the word the dependent
+attends to most is its head (``dependent_to_head``), or the word that attends most to the
+dependent is its head (``head_to_dependent``: the argmax over the dependent's column of
+the word-level map — the head attends to its dependent more than any other word does).
+Only counts are kept — correct predictions per (fold, relation, layer, head, direction)
+— so memory does not grow with the corpus. A relation's score is its best predictor's
+accuracy, picked on the very arcs it is scored on, as both papers do; that is
+optimistic, so a held-out choice is scored too: picked on another treebank when one is
+given, otherwise cross-fitted over two interleaved folds of sentences (pick on one,
+score on the other, and back).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import numpy as np
 OFFSETS = (-3, -2, -1, 1, 2)  # Clark et al.'s fixed-offset baseline: head = dependent + k
 DIRECTIONS = ("dependent_to_head", "head_to_dependent")
 FOLDS = 2
-ALL = "all"  # every scored arc pooled, one best head for all (Clark et al.'s "All" row)
+ALL = "all"  # every scored (non-root) arc pooled, one best head for all
 
 
 @dataclass(frozen=True)
@@ -84,14 +87,24 @@ class HeadCounts:
         for k, shift in enumerate(OFFSETS):
             np.add.at(self.offset_hits[:, k], arcs.label, (offset == shift).astype(np.int64))
 
-    def add_predictions(self, layer: int, predicted: np.ndarray, arcs: ArcBatch) -> None:
-        """Score one layer's per-head predictions ``[B, H, W]`` (word indices) on the arcs."""
+    def add_predictions(
+        self, layer: int, attended: np.ndarray, attending: np.ndarray, arcs: ArcBatch
+    ) -> None:
+        """Score one layer's per-head predictions on the arcs, in both directions.
+
+        ``attended [B, H, W]``: each word's most-attended other word (row argmax);
+        ``attending [B, H, W]``: the other word that attends most to each word (column
+        argmax). Both predict the dependent's head, so both are read at the dependent.
+        """
         if len(arcs) == 0:
             return
-        of_dependent = predicted[arcs.row, :, arcs.dependent]  # [arcs, H]
-        of_head = predicted[arcs.row, :, arcs.head]
+        gold = arcs.head[:, None]
         hits = np.stack(
-            [of_dependent == arcs.head[:, None], of_head == arcs.dependent[:, None]], axis=-1
+            [
+                attended[arcs.row, :, arcs.dependent] == gold,
+                attending[arcs.row, :, arcs.dependent] == gold,
+            ],
+            axis=-1,
         ).astype(np.int64)  # [arcs, H, directions]
         np.add.at(self.correct[:, :, layer], (arcs.fold, arcs.label), hits)
 
@@ -124,6 +137,7 @@ class HeadCounts:
             distance=self.distance,
             offset_hits=self.offset_hits,
             offsets=np.array(OFFSETS),
+            directions=np.array(DIRECTIONS, dtype=str),
         )
         return path
 

@@ -7,6 +7,12 @@ its pieces (attention is a distribution over keys, so the parts add up) and by
 takes the first piece's row instead; both are offered. Special tokens and padding have
 no word id, so they drop out by mask wherever they sit (XLNet puts its ``<sep> <cls>``
 last), and the word-level rows are not renormalised: only the argmax is used.
+
+A head is read as a parser in two directions (Clark et al.'s released
+``Syntax_Analysis.ipynb``, ``attn_head_predictor`` in modes ``normal`` and
+``transpose``): a word's prediction is the word *it* attends to most (row argmax,
+:func:`predicted_words`), or the word that attends most *to it* (column argmax,
+:func:`attending_words`).
 """
 
 from __future__ import annotations
@@ -77,7 +83,21 @@ def predicted_words(words_attention: torch.Tensor, alignment: WordAlignment) -> 
     The diagonal is excluded (a word is never its own head) and so are words without
     pieces; ties go to the leftmost word, as ``argmax`` does.
     """
-    scores = words_attention.float().clone()
+    return _argmax_other_word(words_attention.float().clone(), alignment)
+
+
+def attending_words(words_attention: torch.Tensor, alignment: WordAlignment) -> torch.Tensor:
+    """For each word, the other word that attends to it most, per head: [B, H, W].
+
+    The argmax runs over the word's *column* — Clark et al.'s ``head<-dep`` predictor
+    (their ``transpose`` mode), which counts an arc right when the word attending most to
+    the dependent is its head. Exclusions and ties as in :func:`predicted_words`.
+    """
+    return _argmax_other_word(words_attention.float().transpose(-1, -2).clone(), alignment)
+
+
+def _argmax_other_word(scores: torch.Tensor, alignment: WordAlignment) -> torch.Tensor:
+    """Argmax over the last axis, never the word itself nor a word without pieces."""
     valid = alignment.has_pieces.to(scores.device)
     scores.masked_fill_(~valid[:, None, None, :], float("-inf"))
     words = scores.shape[-1]

@@ -81,7 +81,8 @@ def reference_hits(model, sentence: Sentence, from_word: str) -> dict[str, np.nd
                 for j in range(n):
                     words[i, j] = np.mean([maps[head, r, pieces[j]].sum() for r in rows])
             np.fill_diagonal(words, -np.inf)
-            best = words.argmax(axis=1)
+            best = words.argmax(axis=1)  # the word each word attends to most
+            attending = words.argmax(axis=0)  # the word that attends most to each word
             for dependent, head_word in enumerate(sentence.heads):
                 if head_word == ROOT:
                     continue
@@ -90,7 +91,7 @@ def reference_hits(model, sentence: Sentence, from_word: str) -> dict[str, np.nd
                     label, np.zeros((len(output.attentions), maps.shape[0], 2))
                 )
                 counts[layer, head, 0] += best[dependent] == head_word - 1
-                counts[layer, head, 1] += best[head_word - 1] == dependent
+                counts[layer, head, 1] += attending[dependent] == head_word - 1
     return hits
 
 
