@@ -133,8 +133,8 @@ def _repeated(treebank: Path, base: int, size: int, folder: Path) -> Path:
     """A CoNLL-U file of the first ``base`` sentences, copied until it holds ``size``."""
     from itertools import islice
 
-    from posharness.tasks.conllu import iter_conllu
-    from posharness.tasks.dependency_tree import conllu_lines
+    from posharness.tasks.dep_heads.conllu import iter_conllu
+    from posharness.tasks.dep_heads.tree import conllu_lines
 
     sample = list(islice(iter_conllu(treebank), base))
     path = folder / "repeated.conllu"

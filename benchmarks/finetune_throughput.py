@@ -1,6 +1,6 @@
 """Does our fine-tuning loop train at least as fast as ``transformers.Trainer``?
 
-The harness trains with its own short loop (``posharness.tasks.finetune_engine``) rather
+The harness trains with its own short loop (``posharness.tasks.finetune.engine``) rather
 than Trainer, so the loop must not cost throughput. The same MiniLM checkpoint is trained
 on the same tokenised GLUE RTE examples with the same settings (1 epoch, lr 5e-5, batch
 32, 10 % linear warmup, weight decay 0.01, clipping at 1.0, batches grouped by length),
@@ -45,9 +45,9 @@ import torch
 from posharness.adapter import Mode
 from posharness.errors import PosharnessError
 from posharness.model_spec import LoadOptions
-from posharness.models.hf import HFEncoderAdapter, build_minilm
-from posharness.tasks.finetune_data import DATASETS, load_split, locate_splits
-from posharness.tasks.finetune_engine import (
+from posharness.models.hf.adapter import HFEncoderAdapter, build_minilm
+from posharness.tasks.finetune.data.locate import DATASETS, load_split, locate_splits
+from posharness.tasks.finetune.engine import (
     EncodedSplit,
     TrainingSettings,
     epoch_batches,

@@ -30,7 +30,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 from transformers import BertConfig, BertForMaskedLM
 
-from posharness.models.pe import SIZES, PEForMaskedLM, config_for
+from posharness.models.zoo.encoder import SIZES, PEForMaskedLM, config_for
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "benchmarks/out/pe_train_throughput.json"

@@ -2,8 +2,12 @@
 
 Load an encoder (a Hugging Face checkpoint or a registered PE variant), run it in an
 attention mode and score it on registered tasks; results are JSON files per cell and
-leaderboards built from them. The command line (``posharness``) is a thin shell over
-:mod:`posharness.runner`, :mod:`posharness.leaderboard` and :mod:`posharness.compare`.
+leaderboards built from them. :func:`evaluate` does everything ``posharness run`` does;
+:func:`load_model` and :func:`get_task` reach single models and tasks by name.
 """
 
 __version__ = "0.1.0"
+
+from posharness.api import Evaluation, evaluate, get_task, load_model  # noqa: E402
+
+__all__ = ["Evaluation", "__version__", "evaluate", "get_task", "load_model"]

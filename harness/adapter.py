@@ -5,7 +5,7 @@ Every adapter speaks the same small vocabulary:
 
 * ``tokenize`` turns text into :class:`TokenizedText` (ids, special-token mask, word ids);
 * ``encode`` runs one padded :class:`EncoderBatch` in one attention :class:`Mode`;
-* ``modes`` says which modes exist and whether each split is exact (SCIENCE.md §1);
+* ``modes`` says which modes exist and whether each split is exact (docs/modes.md);
 * ``fingerprint`` names the exact weights/config/tokenizer/dtype/attention code, and is
   part of every cache key and result, so two models can never share a score.
 """
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class Mode(StrEnum):
-    """How attention logits are assembled (Chen et al. 2023 §3.4; SCIENCE.md §1)."""
+    """How attention logits are assembled (Chen et al. 2023 §3.4; docs/modes.md)."""
 
     BOTH = "both"  # the model as trained: softmax(gamma + delta)
     CONTEXTUAL = "contextual"  # drop delta: softmax(gamma)

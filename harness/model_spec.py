@@ -74,6 +74,32 @@ class ModelFactory(Protocol):
     def __call__(self, argument: str | None, options: LoadOptions) -> ModelAdapter: ...
 
 
+@dataclass(frozen=True)
+class ModelEntry:
+    """A registered model name as a family declares it: what ``posharness list models``
+    shows, and the builder to import when the name is first loaded.
+
+    ``build`` is a ``"module:function"`` string with the :class:`ModelFactory` signature,
+    so registering a family's names imports none of its heavy code (torch, transformers).
+    A plugin may register a plain factory function instead; this type is for families
+    that want their listing facts declared rather than read from a docstring.
+    """
+
+    build: str
+    family: str
+    modes: str  # the modes the name offers, as shown to a user (a checkpoint may narrow it)
+    description: str
+    argument: str | None = None  # bound first argument, e.g. the zoo scheme name
+
+    def __call__(self, argument: str | None, options: LoadOptions) -> ModelAdapter:
+        from posharness.registry import import_target
+
+        build = import_target(self.build, "model builder", self.description)
+        if self.argument is not None:
+            return build(self.argument, argument, options)
+        return build(argument, options)
+
+
 _SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+-]*?)(?:(?P<sep>[:@])(?P<arg>.+))?$")
 
 

@@ -98,9 +98,13 @@ class Registry(Generic[T]):
         target: str,
         *,
         aliases: tuple[str, ...] = (),
-        origin: str = BUILTIN,
-        source: str = "posharness",
+        origin: str | None = None,
+        source: str | None = None,
     ) -> None:
+        if origin is None or source is None:
+            origin, source = (
+                self._origin_stack[-1] if self._origin_stack else (BUILTIN, "posharness")
+            )
         if name in self._entries:
             return  # an eager registration wins over a lazy one of the same name
         self._entries[name] = Entry(name, target, None, origin, source)
@@ -123,7 +127,7 @@ class Registry(Generic[T]):
         entry = self._entry(name)
         if entry.obj is None:
             assert entry.target is not None
-            entry.obj = _import_target(entry.target, self.kind, name)
+            entry.obj = import_target(entry.target, self.kind, name)
         return entry.obj
 
     def entry(self, name: str) -> Entry[T]:
@@ -205,7 +209,8 @@ class _OriginScope:
         self.registry._origin_stack.pop()
 
 
-def _import_target(target: str, kind: str, name: str):
+def import_target(target: str, kind: str, name: str):
+    """The object a ``"module:attr"`` string names; one-line errors when it is gone."""
     module_name, _, attr = target.partition(":")
     try:
         module = importlib.import_module(module_name)

@@ -39,7 +39,7 @@ class ModelInfo(BaseModel):
 class ModeInfo(BaseModel):
     name: Literal["both", "contextual", "positional"]
     exact: bool  # logits split into gamma + delta with no residual
-    definition: str | None = None  # the named split definition (see DECOMPOSITION.md)
+    definition: str | None = None  # the named split definition (see docs/modes.md)
     content_free_delta: bool | None = None
     reference_corpus: str | None = None  # corpus + hash the definition's statistics used
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from posharness.tasks.dependency_tree import ROOT, Sentence
+from posharness.tasks.dep_heads.tree import ROOT, Sentence
 
 SUBJECTS = [("the", "dog"), ("a", "girl"), ("the", "boy"), ("a", "cat")]
 VERBS = ["chased", "saw", "liked"]

@@ -1,7 +1,7 @@
 """Absolute position embeddings added at the input (BERT, RoBERTa, ELECTRA, ALBERT, DistilBERT).
 
 Position enters once, mixed into every token's vector, so no split of the logits is exact
-(DECOMPOSITION.md, "Input-added absolute PE"). Every definition here has one shape: a
+(docs/modes.md, "Input-added absolute PE"). Every definition here has one shape: a
 *position stream* u_t^l — what layer l's attention would receive at absolute position t
 with content marginalised — and
 

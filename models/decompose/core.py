@@ -2,7 +2,7 @@
 
 Every family reduces to the same question inside attention: which logits go into the
 softmax? ``both`` keeps the model's own logits, ``contextual`` keeps gamma, ``positional``
-keeps delta (SCIENCE.md §1, DECOMPOSITION.md). The mode lives on each attention module
+keeps delta (docs/modes.md). The mode lives on each attention module
 (``module.posharness_mode``) so it can be switched on a loaded model without reloading
 and, if a study wants, set per layer.
 

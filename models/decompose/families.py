@@ -1,4 +1,6 @@
-"""Which family splits which transformers ``model_type`` (DECOMPOSITION.md, first table).
+"""Which family splits which transformers ``model_type``.
+
+The table of docs/modes.md, "Families and model types".
 
 Lazy ``module:Class`` strings so that loading one family never imports the others.
 """

@@ -5,7 +5,7 @@ embeddings (position ids start at padding_idx + 1) and, like T5, adds a bucketed
 bias b_h[bucket(j - i)] to every layer's logits; the encoder computes the bias once and
 hands it to each layer as ``position_bias``. The bias is an exact, content-free delta. The
 absolute part is mixed into the hidden states, so only a stated approximation separates
-it (DECOMPOSITION.md, ``positional-stream``); the two definitions below differ in whether
+it (docs/modes.md, "positional-stream"); the two definitions below differ in whether
 they try.
 
 ``MPNetSelfAttention`` computes its own scores and never calls ``AttentionInterface``, so

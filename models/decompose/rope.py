@@ -1,7 +1,7 @@
 """Rotary position embeddings: ModernBERT (rotate-half) and RoFormer (interleaved).
 
 RoPE rotates query and key by their absolute positions, so position lives inside the
-product q·k and no additive split exists (DECOMPOSITION.md, "RoPE"). The modes:
+product q·k and no additive split exists (docs/modes.md, "RoPE"). The modes:
 
 * ``contextual``: gamma = q·k *without* rotation — exactly the model run with every
   position id 0 (rotation by angle 0 is the identity), so it is exact as a counterfactual;
@@ -105,7 +105,7 @@ def rope_symmetry_parts(
 
     For pair (a, b) rotated by phi = theta·k (k = j − i),
     q̄ᵀ R(phi) k̄ = (q_a k_a + q_b k_b) cos phi + (q_b k_a − q_a k_b) sin phi: the cos part is
-    even in k, the sin part odd (DECOMPOSITION.md, "RoPE": a free symmetry diagnostic).
+    even in k, the sin part odd (docs/modes.md, "RoPE": a free symmetry diagnostic).
     ``query``, ``key``: [H, d]; ``frequencies``: [d/2] angles per unit offset; ``pairs``:
     ``"half"`` (HF rotate-half, dims m and m + d/2) or ``"interleaved"`` (2m, 2m + 1).
     Returns (offsets [2n−1] from −(n−1) to n−1, cos part [H, d/2, 2n−1],

@@ -1,7 +1,7 @@
 """The position stream of one layer: what every input-added absolute PE split rests on.
 
 With u_t the layer's attention input at absolute position t with content marginalised
-(DECOMPOSITION.md, ``positional-stream``) and ū its mean over t,
+(docs/modes.md, "positional-stream") and ū its mean over t,
 
     delta_ij = q(u_i)·k(u_j)·scale          gamma_ij = q(x_i − u_i + ū)·k(x_j − u_j + ū)·scale
 

@@ -16,10 +16,10 @@ import pytest
 
 from posharness.runner import RunConfig, run
 from posharness.summaries import summarize
-from posharness.tasks.shuffle_builders import PHRASE_LABELS
-from posharness.tasks.shuffle_probes import PROBES, build_probes
-from posharness.tasks.shuffle_snli import read_snli
-from posharness.tasks.shuffle_trees import phrases, read_parse
+from posharness.tasks.shuffle.builders import PHRASE_LABELS
+from posharness.tasks.shuffle.probes import PROBES, build_probes
+from posharness.tasks.shuffle.snli import read_snli
+from posharness.tasks.shuffle.trees import phrases, read_parse
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

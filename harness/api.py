@@ -1,0 +1,157 @@
+"""The public Python API: everything ``posharness run`` does, callable from a notebook.
+
+    import posharness
+
+    outcome = posharness.evaluate(
+        models=["minilm"], tasks=["locality_symmetry"], modes=["both", "positional"],
+        data_dir="../shared/data", output_dir="results",
+    )
+    outcome.leaderboard.rows            # the merged leaderboard, also written to disk
+    outcome.cells[0].result.metrics     # one cell's typed result
+
+    model = posharness.load_model("minilm")                # a ModelAdapter
+    task = posharness.get_task("dep_heads")                # a Task
+
+The command line is a thin shell over :func:`evaluate`; a Python caller gets the same
+result files, the same leaderboard merge and the same cross-mode summaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from posharness.adapter import ModelAdapter
+    from posharness.leaderboard import Leaderboard
+    from posharness.runner import CellOutcome, Reporter
+    from posharness.task import Task
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one :func:`evaluate` call produced."""
+
+    cells: list[CellOutcome]  # every cell of the grid, run now or finished before
+    leaderboard: Leaderboard | None  # None when the grid was empty
+    leaderboard_path: Path | None
+    merged: bool  # the leaderboard already existed and this run was added to it
+    summaries: list[Path]  # cross-mode and cross-task views (tables, figures)
+    replaced_unreadable: str | None = None  # why an unreadable leaderboard was replaced
+
+    @property
+    def ran(self) -> int:
+        return sum(not c.skipped for c in self.cells)
+
+
+def _listed(value: str | Iterable[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def evaluate(
+    models: str | Sequence[str],
+    tasks: str | Sequence[str],
+    modes: str | Sequence[str] = ("both",),
+    seeds: int | Sequence[int] = (0,),
+    *,
+    output_dir: str | Path = "results",
+    leaderboard: str | Path | None = None,
+    cache_dir: str | Path | None = "default",
+    batch_size: int | str = "auto",
+    device: str = "auto",
+    dtype: str = "auto",
+    limit: int | None = None,
+    overwrite: bool = False,
+    task_args: Mapping[str, Mapping[str, Any]] | None = None,
+    model_args: Mapping[str, Any] | None = None,
+    data_dir: str | Path | None = None,
+    reporter: Reporter | None = None,
+) -> Evaluation:
+    """Plan the grid, run the cells not finished yet, write results, merge the leaderboard
+    and write the summaries.
+
+    ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
+    turns the feature cache off. ``leaderboard`` defaults to ``leaderboards/<model>.json``.
+    Bad input raises a :class:`posharness.errors.PosharnessError` before any work.
+    """
+    from posharness.cache import default_cache_dir
+    from posharness.runner import RunConfig, parse_batch_size, run
+
+    config = RunConfig(
+        models=_listed(models),
+        tasks=_listed(tasks),
+        modes=_listed(modes),
+        seeds=[seeds] if isinstance(seeds, int) else list(seeds),
+        output_dir=Path(output_dir),
+        cache_dir=default_cache_dir() if cache_dir == "default" else _path(cache_dir),
+        batch_size=parse_batch_size(batch_size),
+        device=device,
+        dtype=dtype,
+        limit=limit,
+        overwrite=overwrite,
+        task_args={t: {k: str(v) for k, v in o.items()} for t, o in (task_args or {}).items()},
+        model_args={k: str(v) for k, v in (model_args or {}).items()},
+        data_dir=_path(data_dir),
+    )
+    outcomes = run(config, reporter)
+    if not outcomes:
+        return Evaluation(outcomes, None, None, False, [])
+    return _record(outcomes, _path(leaderboard))
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return None if value is None else Path(value)
+
+
+def _record(outcomes: list[CellOutcome], leaderboard: Path | None) -> Evaluation:
+    """Merge the cells into their leaderboard and write the cross-mode summaries."""
+    from posharness import leaderboard as lb
+    from posharness.errors import PosharnessError
+    from posharness.summaries import summarize
+
+    # The results folder names: the spec, plus its --model-arg values when it has some.
+    slugs = list(dict.fromkeys(o.cell.path.parent.name for o in outcomes))
+    path = leaderboard or Path("leaderboards") / f"{'__'.join(slugs)}.json"
+    board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
+    earlier, replaced = None, None
+    if path.exists():
+        try:
+            earlier = lb.load(path)
+        except PosharnessError as exc:  # the results it came from are still on disk
+            replaced = str(exc)
+    if earlier is not None:
+        board = lb.merge(earlier, board)
+    lb.save_if_changed(board, path)
+    return Evaluation(outcomes, board, path, earlier is not None, summarize(outcomes), replaced)
+
+
+def load_model(spec: str, **options: Any) -> ModelAdapter:
+    """A model adapter from a spec string (``minilm``, ``hf:/dir``, ``tupe-r@ckpt``).
+
+    ``options`` are :class:`posharness.model_spec.LoadOptions` fields (``device``,
+    ``dtype``, ``model_args`` as a mapping, ``data_dir``, ``cache_dir``).
+    """
+    from posharness.device import resolve_device
+    from posharness.model_spec import LoadOptions
+    from posharness.model_spec import load_model as load
+
+    model_args = options.pop("model_args", {}) or {}
+    options["device"] = resolve_device(options.get("device", "auto"))
+    for key in ("data_dir", "cache_dir"):
+        if options.get(key) is not None:
+            options[key] = Path(options[key])
+    load_options = LoadOptions(
+        model_args=tuple(sorted((k, str(v)) for k, v in model_args.items())), **options
+    )
+    from posharness.model_spec import parse_model_spec
+
+    return load(parse_model_spec(spec), load_options)
+
+
+def get_task(name: str) -> Task:
+    """A registered task by name (``posharness list tasks`` shows them)."""
+    from posharness.plugins import tasks
+
+    return tasks.get(name)()

@@ -1,0 +1,139 @@
+"""The ``posharness`` command line: one module per command, a thin shell over the API.
+
+The core's commands (``run``, ``list``, ``leaderboard``, ``compare``, the ``build-probes``
+group) live beside this file. Families contribute their own commands through the entry
+point group ``posharness.commands`` — a name (``pretrain``) or ``GROUP.NAME``
+(``build-probes.shuffle``) pointing at a click command — so a plugin adds a command the
+same way it adds a task, and the core imports no family. Entry points are read only when
+a command is looked up or listed.
+
+Every user-facing failure is a :class:`PosharnessError`; it is caught here once and printed
+as one line on stderr with exit code 2. Heavy libraries are imported inside commands, so
+``--help`` and bad-input errors answer at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import entry_points
+
+import click
+
+from posharness import __version__
+from posharness.errors import PosharnessError
+
+PROG = "posharness"
+COMMANDS_GROUP = "posharness.commands"
+
+
+class PluggableGroup(click.Group):
+    """A click group that also holds the commands families declare as entry points."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._plugged = False
+
+    def _plug(self) -> None:
+        if self._plugged:
+            return
+        self._plugged = True
+        for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+            group_name, _, name = ep.name.rpartition(".")
+            target = self if not group_name else self.commands.get(group_name)
+            if not isinstance(target, click.Group):
+                continue  # a subcommand of a group this version does not have
+            target.add_command(_LazyCommand(name or ep.name, ep.value), name or ep.name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._plug()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        self._plug()
+        command = super().get_command(ctx, name)
+        return command.load() if isinstance(command, _LazyCommand) else command
+
+
+class _LazyCommand(click.Command):
+    """A family's command, imported when it is called or its help is shown."""
+
+    def __init__(self, name: str, target: str) -> None:
+        super().__init__(name)
+        self.target = target
+
+    def load(self) -> click.Command:
+        from posharness.registry import import_target
+
+        command = import_target(self.target, "command", self.name or "")
+        if not isinstance(command, click.Command):
+            raise PosharnessError(f"command {self.name!r} at {self.target} is not a click command")
+        return command
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return self.load().get_short_help_str(limit)
+
+
+class PluggableSubgroup(click.Group):
+    """A core group whose subcommands come from families (``build-probes``)."""
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        command = super().get_command(ctx, name)
+        return command.load() if isinstance(command, _LazyCommand) else command
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        root = ctx.find_root().command
+        if isinstance(root, PluggableGroup):
+            root._plug()
+        return super().list_commands(ctx)
+
+
+@click.group(
+    cls=PluggableGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, prog_name=PROG)
+def cli() -> None:
+    """Evaluate positional encodings of BERT-style encoders."""
+
+
+@cli.group(name="build-probes", cls=PluggableSubgroup)
+def build_probes() -> None:
+    """Build probe datasets that the papers describe but never released."""
+
+
+def _add_core_commands() -> None:
+    from posharness.cli.compare import compare
+    from posharness.cli.leaderboard import leaderboard
+    from posharness.cli.listing import list_command
+    from posharness.cli.run import run
+
+    for command in (run, list_command, leaderboard, compare):
+        cli.add_command(command)
+
+
+_add_core_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; turn user errors into one line on stderr and exit code 2."""
+    try:
+        cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except PosharnessError as exc:
+        _fail(str(exc), exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        _fail("interrupted: rerun the same command to resume where it stopped", 130)
+    except click.ClickException as exc:
+        hint = ""
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            hint = f" (see `{exc.ctx.command_path} --help`)"
+        _fail(exc.format_message().replace("\n", " ") + hint, exc.exit_code or 2)
+    except KeyboardInterrupt:
+        _fail("interrupted: rerun the same command to resume where it stopped", 130)
+    sys.exit(0)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"{PROG}: error: {message}", err=True)
+    sys.exit(code)

@@ -1,0 +1,62 @@
+"""``posharness leaderboard build|show``: leaderboards from result files, and their views."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from posharness.cli.options import include_option
+
+
+@click.group()
+def leaderboard() -> None:
+    """Build and show leaderboards from result files."""
+
+
+@leaderboard.command(name="build")
+@click.argument("results_dir", type=click.Path(path_type=Path))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Leaderboard JSON to write, e.g. leaderboards/NAME.json.",
+)
+@click.option("--name", default=None, help="Display name [default: the file's stem].")
+@include_option
+def leaderboard_build(results_dir: Path, output: Path, name: str | None) -> None:
+    """Aggregate every result file under RESULTS_DIR into one leaderboard."""
+    from posharness import leaderboard as lb
+    from posharness.cli.console import console
+
+    board = lb.build(lb.collect_results(results_dir), name or output.stem, output)
+    lb.save(board, output)
+    console().print(lb.to_rich_table(board))
+    console().print(f"wrote {output} ({len(board.rows)} rows, {len(board.columns)} columns)")
+
+
+@leaderboard.command(name="show")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "csv", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--all-metrics", is_flag=True, help="Every metric, not only each task's headline ones."
+)
+@include_option
+def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
+    """Print a leaderboard as a table, Markdown, CSV or JSON."""
+    from posharness import leaderboard as lb
+    from posharness.cli.console import console
+
+    board = lb.load(file)
+    if fmt == "table":
+        console().print(lb.to_rich_table(board, all_metrics))
+    else:
+        text = {"md": lb.to_markdown, "csv": lb.to_csv}.get(fmt)
+        click.echo(text(board, all_metrics) if text else lb.to_json(board), nl=False)

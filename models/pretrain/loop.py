@@ -1,0 +1,309 @@
+"""Masked-LM pretraining of any ``transformers`` masked-LM model under one recipe.
+
+Positional encodings are compared after pretraining each under the same recipe and budget
+(docs/pretraining.md: the protocol, not the size, must match the papers). The recipe is BERT's
+without next-sentence prediction: 15 % of tokens masked, 80/10/10 ([MASK]/random/kept;
+``DataCollatorForLanguageModeling``), AdamW without decay on biases and LayerNorm, linear
+warmup and decay, gradient clipping, and bf16 autocast on CUDA when asked for.
+
+A run is a pure function of its settings, corpus, tokenizer and model: the block order comes from
+a generator seeded per epoch and the masking from one seeded per step, so neither depends
+on how the run was split into sessions. Checkpoints carry the weights, the optimizer,
+scheduler and dropout RNG, so a resumed run matches an uninterrupted one (on CPU, where
+kernels are deterministic). Each is written under a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from posharness.errors import OptionError
+from posharness.models.pretrain.checkpoint import (
+    check_same_run,
+    latest_checkpoint,
+    load_training_state,
+    model_config,
+    publish_final,
+    save_checkpoint,
+    vocabulary_identity,
+)
+from posharness.models.pretrain.corpus import (
+    BlockOrder,
+    check_block_size,
+    corpus_identity,
+    packed_blocks,
+    read_corpus,
+)
+from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
+
+NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+
+
+@dataclass(frozen=True)
+class PretrainSettings:
+    """The recipe (everything that changes the weights) and where and how often to report."""
+
+    steps: int
+    batch_size: int = 32
+    block_size: int = 128
+    learning_rate: float = 5e-4
+    warmup_ratio: float = 0.06
+    warmup_steps: int | None = None  # overrides warmup_ratio when given
+    weight_decay: float = 0.01
+    adam_epsilon: float = 1e-6
+    clip: float = 1.0
+    mask_probability: float = 0.15
+    seed: int = 0
+    save_every: int = 500
+    log_every: int = 10
+    device: str = "cpu"
+    bf16: bool = False
+    keep_checkpoints: int | None = None  # None keeps every checkpoint-<step> folder
+
+    def __post_init__(self) -> None:
+        positive = {
+            "steps": self.steps,
+            "batch_size": self.batch_size,
+            "save_every": self.save_every,
+            "log_every": self.log_every,
+        }
+        for name, value in positive.items():
+            if value <= 0:
+                raise OptionError(f"--{name.replace('_', '-')} {value}: must be a positive integer")
+        check_block_size(self.block_size)
+        if not 0 < self.mask_probability < 1:
+            raise OptionError(
+                f"--mask-probability {self.mask_probability}: must lie strictly between 0 and 1"
+            )
+        if self.learning_rate <= 0:
+            raise OptionError(f"--learning-rate {self.learning_rate}: must be positive")
+        if not 0 <= self.warmup_ratio < 1:
+            raise OptionError(f"--warmup-ratio {self.warmup_ratio}: must lie in [0, 1)")
+        if self.warmup_steps is not None and not 0 <= self.warmup_steps <= self.steps:
+            raise OptionError(f"--warmup-steps {self.warmup_steps}: must lie in [0, --steps]")
+        if self.keep_checkpoints is not None and self.keep_checkpoints < 1:
+            raise OptionError(f"--keep-checkpoints {self.keep_checkpoints}: must be at least 1")
+
+    @property
+    def warmup(self) -> int:
+        if self.warmup_steps is not None:
+            return self.warmup_steps
+        return int(round(self.warmup_ratio * self.steps))
+
+    def recipe(self) -> dict[str, Any]:
+        """The settings a resumed run must share with its checkpoints."""
+        return {k: v for k, v in asdict(self).items() if k not in NOT_RECIPE}
+
+
+@dataclass
+class PretrainOutcome:
+    steps_done: int
+    final_loss: float  # the last record's loss: mean over its logging window
+    log_path: Path
+    curve_path: Path
+    checkpoint: Path  # out_dir/final, loadable with AutoModelForMaskedLM.from_pretrained
+    resumed_from: int | None  # the checkpoint step this call started from
+    seconds: float  # training time spent in this call
+
+
+def pretrain(
+    build_model: Callable[[int], nn.Module],
+    tokenizer: Any,
+    corpus: Path,
+    out_dir: Path,
+    settings: PretrainSettings,
+    progress: Callable[[int, float], None] | None = None,
+) -> PretrainOutcome:
+    """Pretrain ``build_model(len(tokenizer))`` on the corpus, resuming from ``out_dir``.
+
+    ``progress(step, loss)`` is called at every log record (not every step: reading the
+    loss waits for the GPU).
+    """
+    from posharness.device import resolve_device
+
+    corpus, out_dir = Path(corpus), Path(out_dir)
+    device = resolve_device(settings.device)
+    _seed_everything(settings.seed)
+    model = build_model(len(tokenizer))
+    config = model_config(model)
+    longest = config.get("max_position_embeddings")
+    if isinstance(longest, int) and settings.block_size > longest:
+        raise OptionError(
+            f"--block-size {settings.block_size} exceeds the model's max_position_embeddings "
+            f"{longest}: use a smaller --block-size or a model with more positions"
+        )
+    identity = {
+        "recipe": settings.recipe(),
+        "corpus_sha256": corpus_identity(corpus),
+        "tokenizer_sha256": vocabulary_identity(tokenizer),
+        "model_sha256": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
+    }
+    latest = latest_checkpoint(out_dir)
+    if latest is not None:
+        check_same_run(out_dir, latest.state["identity"], identity)
+    blocks = _training_blocks(corpus, tokenizer, settings.block_size, out_dir, identity)
+    model.to(device)
+    optimizer = _optimizer(model, settings)
+    scheduler = _schedule(optimizer, settings)
+    start, seconds_before = 0, 0.0
+    if latest is not None:
+        load_training_state(latest.path, model, optimizer, scheduler, device)
+        start, seconds_before = latest.step, latest.state["seconds"]
+
+    header = {
+        "settings": asdict(settings),
+        "corpus": {"path": str(corpus), "sha256": identity["corpus_sha256"]},
+        "tokenizer_sha256": identity["tokenizer_sha256"],
+        "model": config,
+    }
+    log = LossLog.resume(out_dir / LOG_NAME, header)
+    log.keep_until(start)
+
+    masker = masked_lm_masker(tokenizer, settings.mask_probability)
+    specials = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
+    order = BlockOrder(len(blocks), settings.seed)
+    takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
+    autocast = settings.bf16 and device.startswith("cuda")
+    state = {"identity": identity}
+
+    model.train()
+    clock = time.perf_counter()
+    window_loss = torch.zeros((), device=device)
+    window_steps = 0
+    for step in range(start + 1, settings.steps + 1):
+        ids = torch.from_numpy(blocks[order.batch(step - 1, settings.batch_size)]).long()
+        inputs, labels = mask_tokens(ids, masker, specials, _step_seed(settings.seed, step))
+        batch = {"input_ids": inputs, "attention_mask": torch.ones_like(inputs), "labels": labels}
+        if takes_types:
+            batch["token_type_ids"] = torch.zeros_like(inputs)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip)
+        learning_rate = optimizer.param_groups[0]["lr"]
+        optimizer.step()
+        scheduler.step()
+        window_loss += loss.detach().float()
+        window_steps += 1
+
+        saving = step % settings.save_every == 0 or step == settings.steps
+        if step % settings.log_every == 0 or saving:  # a checkpoint always closes a window
+            mean = float(window_loss) / window_steps
+            if not np.isfinite(mean):
+                raise OptionError(
+                    f"the masked-LM loss is {mean} at step {step}: lower --learning-rate "
+                    "(or turn off --bf16) and start again with a new --out"
+                )
+            seconds = seconds_before + time.perf_counter() - clock
+            log.append(LossRecord(step, mean, learning_rate, seconds))
+            window_loss.zero_()
+            window_steps = 0
+            if progress is not None:
+                progress(step, mean)
+        if saving:
+            save_checkpoint(
+                out_dir,
+                step,
+                model,
+                tokenizer,
+                optimizer,
+                scheduler,
+                state | {"step": step, "seconds": seconds},
+                keep=settings.keep_checkpoints,
+            )
+    elapsed = time.perf_counter() - clock
+
+    final = publish_final(out_dir, model, tokenizer)
+    from posharness.models.pretrain.log import plot_loss
+
+    curve = plot_loss(log.path, out_dir / CURVE_NAME)
+    return PretrainOutcome(
+        steps_done=settings.steps,
+        final_loss=log.records[-1].loss if log.records else float("nan"),
+        log_path=log.path,
+        curve_path=curve,
+        checkpoint=final,
+        resumed_from=start if latest is not None else None,
+        seconds=elapsed,
+    )
+
+
+def masked_lm_masker(tokenizer: Any, probability: float) -> Any:
+    """BERT's masking: ``probability`` of the non-special tokens, 80/10/10."""
+    from transformers import DataCollatorForLanguageModeling
+
+    return DataCollatorForLanguageModeling(
+        tokenizer, mlm_probability=probability, mask_replace_prob=0.8, random_replace_prob=0.1
+    )
+
+
+def mask_tokens(
+    ids: torch.Tensor, masker: Any, specials: torch.Tensor, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs, labels) for one batch; the draw depends on ``seed`` alone, not on history."""
+    masker.generator = masker.get_generator(seed)
+    return masker.torch_mask_tokens(ids.clone(), torch.isin(ids, specials))
+
+
+def _step_seed(seed: int, step: int) -> int:
+    """The masking seed of one step (stream 0; the block order draws from stream 1)."""
+    return int(np.random.SeedSequence([seed, 0, step]).generate_state(1)[0])
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also every CUDA device: initial weights and dropout
+
+
+def _optimizer(model: nn.Module, settings: PretrainSettings) -> torch.optim.Optimizer:
+    decay, no_decay = [], []
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad:
+            (no_decay if name.endswith(NO_DECAY) else decay).append(parameter)
+    groups = [
+        {"params": decay, "weight_decay": settings.weight_decay},
+        {"params": no_decay, "weight_decay": 0.0},
+    ]
+    try:  # one kernel over all parameters (CPU and CUDA); the loop is the fallback
+        return torch.optim.AdamW(
+            groups, lr=settings.learning_rate, eps=settings.adam_epsilon, fused=True
+        )
+    except (RuntimeError, ValueError):
+        return torch.optim.AdamW(groups, lr=settings.learning_rate, eps=settings.adam_epsilon)
+
+
+def _schedule(optimizer: torch.optim.Optimizer, settings: PretrainSettings) -> Any:
+    from transformers import get_linear_schedule_with_warmup
+
+    return get_linear_schedule_with_warmup(optimizer, settings.warmup, settings.steps)
+
+
+def _training_blocks(
+    corpus: Path, tokenizer: Any, block_size: int, out_dir: Path, identity: dict[str, Any]
+) -> np.ndarray:
+    """The packed corpus, tokenised once and kept in out_dir for resumed runs."""
+    key = json.dumps([identity["corpus_sha256"], identity["tokenizer_sha256"], block_size])
+    cache = out_dir / f"blocks-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npy"
+    if cache.exists():
+        return np.load(cache, mmap_mode="r")
+    array = packed_blocks(read_corpus(corpus), tokenizer, block_size)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(f".{cache.name}.tmp")
+    with tmp.open("wb") as handle:
+        np.save(handle, array)
+    tmp.replace(cache)
+    return array

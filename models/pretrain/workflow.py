@@ -1,0 +1,61 @@
+"""``posharness pretrain``: one zoo scheme, one corpus, the shared masked-LM recipe.
+
+Glue between the command line and the pieces (vocabulary, zoo configuration, training
+loop): everything that decides the weights lives in ``PretrainSettings`` and the zoo
+configuration, so two schemes trained by this function differ only in their positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from posharness.errors import OptionError
+
+
+def pretrain_scheme(
+    name: str,
+    size: str,
+    corpus: Path,
+    out_dir: Path,
+    settings: Any,
+    tokenizer_source: str | None,
+    vocab_size: int,
+    progress: Callable[[int, float], None] | None = None,
+    options: dict[str, Any] | None = None,
+) -> Any:
+    """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
+
+    ``options`` are ``PEConfig`` overrides (``models.pe.options.pe_options``); they are
+    part of the model's identity, so a resume with other options is refused.
+    """
+    from transformers.utils import logging as hf_logging
+
+    from posharness.models.pretrain.loop import pretrain
+    from posharness.models.pretrain.vocab import tokenizer_for
+    from posharness.models.zoo.encoder import NAMED_MODELS, PEForMaskedLM, config_for
+
+    if name not in NAMED_MODELS:
+        raise OptionError(f"unknown PE model {name!r}: pick one of {', '.join(NAMED_MODELS)}")
+    options = dict(options or {})
+    # An unknown size or a bad option fails before the corpus is read.
+    positions = max(settings.block_size, config_for(name, size).max_position_embeddings)
+    positions = options.pop("max_position_embeddings", positions)
+    config_for(name, size, max_position_embeddings=positions, **options)
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+    tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
+
+    def build(vocabulary: int) -> Any:
+        config = config_for(
+            name,
+            size,
+            vocab_size=vocabulary,
+            max_position_embeddings=positions,
+            pad_token_id=tokenizer.pad_token_id,
+            **options,
+        )
+        return PEForMaskedLM(config)
+
+    return pretrain(build, tokenizer, corpus, out_dir, settings, progress)

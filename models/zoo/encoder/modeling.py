@@ -1,0 +1,246 @@
+"""``PEModel``: the encoder, its attention modes, and the content-free positional scores.
+
+The attention mode is runtime state (not saved): ``set_attention_mode`` on any model of the
+family sets it for the encoder inside. ``attention_terms`` runs one forward in the current
+mode and returns each layer's (gamma, delta), the terms that forward actually summed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+from transformers import initialization as init
+from transformers.modeling_outputs import BaseModelOutputWithPooling
+
+from posharness.errors import OptionError, UnsupportedModeError
+from posharness.models.zoo.encoder.attention import (
+    MODES,
+    LayerTerms,
+    PESelfAttention,
+    PositionContext,
+)
+from posharness.models.zoo.encoder.config import SCHEMES, PEConfig
+from posharness.models.zoo.encoder.layers import PEEmbeddings, PELayer, PEPooler
+from posharness.models.zoo.encoder.schemes import AttenuationScore, TisaScore, build_shared
+from posharness.models.zoo.encoder.tupe import TupeScore
+
+
+class PEPreTrainedModel(PreTrainedModel):
+    config_class = PEConfig
+    base_model_prefix = "pe"
+    main_input_name = "input_ids"
+    # The attention picks its own kernel (attention.py): fused SDPA when no weights are
+    # returned, eager otherwise, whatever ``attn_implementation`` a loader asks for.
+    _supports_sdpa = True
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """BERT's initialisation, plus the schemes' own parameters (see their docstrings)."""
+        super()._init_weights(module)
+        std = self.config.initializer_range
+        if isinstance(module, TisaScore):
+            kernels = module.centre.shape[-1]
+            centres = torch.linspace(-(kernels - 1) / 2, (kernels - 1) / 2, kernels)
+            init.normal_(module.amplitude, std=std)
+            init.constant_(module.sharpness, 0.5)
+            init.copy_(module.centre, centres.expand_as(module.centre))
+        elif isinstance(module, AttenuationScore) and module.learnable != "fixed":
+            init.constant_(module.w, module.init_w)
+            init.constant_(module.s, module.init_s)
+        elif isinstance(module, TupeScore) and not module.tie_cls:
+            init.normal_(module.theta, std=std)
+        elif getattr(module, "is_mlm_head", False):
+            init.zeros_(module.bias)
+
+    def _encoder(self) -> PEModel:
+        return self if isinstance(self, PEModel) else getattr(self, self.base_model_prefix)
+
+    def set_attention_mode(self, mode: str) -> None:
+        """``both`` | ``contextual`` | ``positional`` (modes.py says what each means here)."""
+        self._encoder().set_attention_mode(mode)
+
+    @property
+    def attention_mode(self) -> str:
+        return self._encoder().attention_mode
+
+    @property
+    def max_length(self) -> int | None:
+        """Longest input the positions allow, special tokens included; None: unbounded."""
+        return self.config.max_position_embeddings if self.config.bounded else None
+
+
+class PEModel(PEPreTrainedModel):
+    """BERT-style encoder with a pluggable positional scheme (``config.scheme``)."""
+
+    def __init__(self, config: PEConfig, add_pooling_layer: bool = True) -> None:
+        super().__init__(config)
+        self.embeddings = PEEmbeddings(config)
+        self.shared_positions = build_shared(config)
+        self.layer = nn.ModuleList(PELayer(config) for _ in range(config.num_hidden_layers))
+        self.pooler = PEPooler(config) if add_pooling_layer else None
+        self._attention_mode = "both"
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings.word_embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.embeddings.word_embeddings = value
+
+    def set_attention_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise OptionError(f"unknown attention mode {mode!r}: pick one of {', '.join(MODES)}")
+        if mode == "positional" and self.config.scheme == "nope":
+            raise UnsupportedModeError(
+                "scheme nope has no positional term, so mode positional does not exist: "
+                "use mode both or contextual"
+            )
+        self._attention_mode = mode
+
+    @property
+    def attention_mode(self) -> str:
+        return self._attention_mode
+
+    def _positions(
+        self, input_ids: torch.Tensor, position_ids: torch.Tensor | None
+    ) -> torch.Tensor:
+        n = input_ids.shape[1]
+        limit = self.config.max_position_embeddings
+        if self.config.bounded and n > limit:
+            unbounded = [s for s in SCHEMES if s not in ("ape", "tupe-a", "tupe-r")]
+            raise OptionError(
+                f"sequence of {n} tokens exceeds the {limit} positions of scheme "
+                f"{self.config.name or self.config.scheme}: truncate inputs to {limit} tokens "
+                f"or pick an unbounded scheme ({', '.join(unbounded)} without learned absolute)"
+            )
+        if position_ids is None:
+            return torch.arange(n, device=input_ids.device).unsqueeze(0)
+        if self.config.bounded and int(position_ids.max()) >= limit:
+            raise OptionError(
+                f"position id {int(position_ids.max())} exceeds the {limit} positions of scheme "
+                f"{self.config.name or self.config.scheme}: pass position ids below {limit}"
+            )
+        return position_ids.view(-1, n)
+
+    def _context(
+        self,
+        positions: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        want_weights: bool,
+        record: list[LayerTerms] | None,
+    ) -> PositionContext:
+        mode = self._attention_mode
+        key_mask = None if attention_mask is None else attention_mask[:, None, None, :].bool()
+        shared = None
+        if self.shared_positions is not None and (mode != "contextual" or record is not None):
+            shared = self.shared_positions(positions)
+        states = self.embeddings.position_states(positions) if mode == "positional" else None
+        return PositionContext(positions, key_mask, mode, shared, states, want_weights, record)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool = True,
+        _record: list[LayerTerms] | None = None,
+        **kwargs: object,
+    ) -> BaseModelOutputWithPooling | tuple:
+        positions = self._positions(input_ids, position_ids)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        ctx = self._context(positions, attention_mask, bool(output_attentions), _record)
+        with_positions = self._attention_mode != "contextual"
+        hidden = self.embeddings(input_ids, token_type_ids, positions, with_positions)
+        states: list[torch.Tensor] = [hidden]
+        attentions: list[torch.Tensor] = []
+        for layer in self.layer:
+            hidden, weights = layer(hidden, ctx)
+            states.append(hidden)
+            if output_attentions:
+                attentions.append(weights)
+        pooled = self.pooler(hidden) if self.pooler is not None else None
+        out = BaseModelOutputWithPooling(
+            last_hidden_state=hidden,
+            pooler_output=pooled,
+            hidden_states=tuple(states) if output_hidden_states else None,
+            attentions=tuple(attentions) if output_attentions else None,
+        )
+        return out if return_dict else out.to_tuple()
+
+    def attention_record(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> list[LayerTerms]:
+        """Each layer's gamma, delta, pre-mask logits and probabilities in the current mode."""
+        record: list[LayerTerms] = []
+        self.forward(input_ids, attention_mask, token_type_ids, _record=record)
+        return record
+
+    def attention_terms(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per layer (gamma, delta): already-scaled logit terms before the mask.
+
+        In mode ``both`` the layer's logits are exactly gamma + delta (a zero delta for
+        schemes with input positions only); ``contextual`` uses gamma, ``positional`` delta,
+        where delta is the positional mode's definition (modes.py).
+        """
+        record = self.attention_record(input_ids, attention_mask, token_type_ids)
+        return [(terms.gamma, terms.delta) for terms in record]
+
+    @torch.no_grad()
+    def positional_scores(self, length: int) -> torch.Tensor | None:
+        """The content-free delta [L, H, n, n] that mode ``positional`` uses for n tokens.
+
+        Exact where delta is a parameter (t5, alibi, tupe, tisa, attenuated: for the last,
+        softmax_j(a_ij), what is added to the logits; for ``sequence`` PA's weights). For
+        input-added positions it is the position-position term (p W_Q)(p W_K)^T/sqrt(d) of
+        each layer from the layer-normed position table (TUPE Eq. 7's fourth term), added to
+        any attention-level delta; for rope b_Q R_(j-i) b_K/sqrt(d) from the biases. None for
+        nope and shaw (q·a_(j-i) needs the queries).
+        """
+        if self.config.scheme in ("nope", "shaw"):
+            return None
+        device = self.embeddings.word_embeddings.weight.device
+        dummy = torch.zeros(1, length, dtype=torch.long, device=device)
+        positions = self._positions(dummy, None)
+        previous, self._attention_mode = self._attention_mode, "positional"
+        try:
+            ctx = self._context(positions, None, True, None)
+            deltas = [self._layer_positional(layer, ctx) for layer in self.layer]
+        finally:
+            self._attention_mode = previous
+        return torch.cat(deltas).float()
+
+    @staticmethod
+    def _layer_positional(layer: PELayer, ctx: PositionContext) -> torch.Tensor:
+        attention = layer.attention
+        if isinstance(attention, PESelfAttention):
+            delta = attention.positional_delta(None, ctx)
+        else:
+            delta = attention.layer_score(ctx.positions, None)
+        n = ctx.positions.shape[-1]
+        return delta.expand(1, attention.heads, n, n)
+
+    @contextmanager
+    def attention_mode_set(self, mode: str) -> Iterator[None]:
+        """Run a block in ``mode`` and restore the previous mode afterwards."""
+        previous = self._attention_mode
+        self.set_attention_mode(mode)
+        try:
+            yield
+        finally:
+            self._attention_mode = previous

@@ -1,0 +1,96 @@
+"""Zoo options typed from ``KEY=VALUE`` text, for ``pretrain`` and ``init=random`` alike.
+
+A researcher changes one positional option at a time (the T5 bucket count, TISA's
+kernels, the attenuation's w and s, TUPE's tie-cls) and must do it the same way whether
+the model is about to be pretrained or measured untrained. ``PEConfig`` already knows
+each option's type, so the text is converted by its annotation here; the configuration's
+own validation then judges the values.
+
+Chen et al. describe BERT-A* by the geometry it should have, not by w and s, so
+``locality=`` and ``symmetry=`` are accepted for the attenuated schemes and turned into
+Eq. 8's parameters by ``fit_attenuation`` at ``fit_length`` tokens (128 unless given,
+the length of the identical-word probe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from posharness.errors import OptionError
+from posharness.models.zoo.encoder.attenuation import fit_attenuation
+from posharness.models.zoo.encoder.config import PEConfig
+from posharness.models.zoo.encoder.presets import NAMED_MODELS
+
+# Fixed by the registered name, the size preset or the vocabulary, never by hand.
+_NOT_OPTIONS = {"name", "size", "scheme", "vocab_size", "pad_token_id"}
+OPTION_TYPES: dict[str, str] = {
+    field: annotation
+    for field, annotation in vars(PEConfig)["__annotations__"].items()
+    if field not in _NOT_OPTIONS
+}
+GEOMETRY_KEYS = ("locality", "symmetry", "fit_length")
+_ATTENUATED = ("attenuated", "sequence")
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+def pe_options(name: str, pairs: Mapping[str, str]) -> dict[str, Any]:
+    """``PEConfig`` overrides for zoo model ``name`` from the user's ``KEY=VALUE`` pairs."""
+    unknown = sorted(set(pairs) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
+    if unknown:
+        raise OptionError(
+            f"unknown zoo option {unknown[0]!r}: pick from {', '.join(sorted(OPTION_TYPES))}, "
+            "or locality=/symmetry= for an attenuated scheme"
+        )
+    options = {
+        key: _typed(key, value, OPTION_TYPES[key])
+        for key, value in pairs.items()
+        if key in OPTION_TYPES
+    }
+    geometry = {key: pairs[key] for key in GEOMETRY_KEYS if key in pairs}
+    if geometry:
+        options.update(_fitted_attenuation(name, geometry, options))
+    return options
+
+
+def _typed(key: str, text: str, annotation: str) -> Any:
+    text = text.strip()
+    if "None" in annotation and text.lower() in ("none", "null"):
+        return None
+    base = annotation.split("|")[0].strip()
+    if base == "bool":
+        if text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        raise OptionError(f"zoo option {key}={text!r}: write true or false")
+    if base in ("int", "float"):
+        try:
+            return int(text) if base == "int" else float(text)
+        except ValueError:
+            raise OptionError(f"zoo option {key}={text!r}: expected a number ({base})") from None
+    return text
+
+
+def _fitted_attenuation(
+    name: str, geometry: Mapping[str, str], options: Mapping[str, Any]
+) -> dict[str, float]:
+    scheme = NAMED_MODELS.get(name, {}).get("scheme")
+    if scheme not in _ATTENUATED:
+        raise OptionError(
+            f"locality=/symmetry= set the attenuation of bert-a-star models; {name} has "
+            f"scheme {scheme}: drop them"
+        )
+    clash = sorted({"attenuation_w", "attenuation_s"} & set(options))
+    if clash:
+        raise OptionError(
+            f"give either locality=/symmetry= or {clash[0]}=, not both: the fit sets w and s"
+        )
+    if "locality" not in geometry:
+        raise OptionError("symmetry= needs locality= too: the fit sets w from the locality")
+    locality = _typed("locality", geometry["locality"], "float")
+    symmetry = _typed("symmetry", geometry.get("symmetry", "1"), "float")
+    length = _typed("fit_length", geometry.get("fit_length", "128"), "int")
+    try:
+        w, s = fit_attenuation(locality, symmetry, length)
+    except ValueError as exc:
+        raise OptionError(f"locality={locality}, symmetry={symmetry}: {exc}") from None
+    return {"attenuation_w": w, "attenuation_s": s}

@@ -1,0 +1,246 @@
+"""From head counts to Chen et al.'s Table A3: per-relation scores, averages, and the
+table across attention modes.
+
+Relations are ranked by frequency and the table keeps the ``top`` most frequent (Chen et
+al. show twenty), because a best-of-144-heads score on a handful of arcs is noise. Short
+and long relations are split on mean distance (≤ 4 words is short, as in the paper), and
+each group is averaged over relations (a macro average), like the paper's summary rows.
+
+Two choices of Clark et al.'s Table 1 differ from Chen et al.'s and are offered beside
+ours: their relation set leaves out ``punct`` (``macro_no_punct`` over the ``top`` most
+frequent relations without it), and their "All" row counts every word, root words
+included — a head never predicts the root, so those are always wrong (``all_words``;
+``all_arcs`` pools the non-root arcs only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from posharness.task import Metric
+from posharness.tasks.dep_heads.scoring import HeadCounts, RelationScore, score_relations
+
+PUNCT = "punct"  # left out of Clark et al.'s Table 1
+
+
+@dataclass(frozen=True)
+class RelationReport:
+    table: list[RelationScore]  # the rows of the headline table, most frequent first
+    table_set: str  # which label set the table uses: "collapsed" or "full"
+    pooled: RelationScore  # every non-root arc as one relation, one best head for all
+    every: dict[str, list[RelationScore]]  # every relation, per label set
+    short_distance: float
+    root_words: int  # words whose head is the root: in Clark et al.'s "All" row, never right
+    no_punct: list[RelationScore]  # Clark et al.'s Table 1 set: the table without punct
+
+    def _group(self, short: bool | None) -> list[RelationScore]:
+        if short is None:
+            return self.table
+        return [r for r in self.table if (r.mean_distance <= self.short_distance) == short]
+
+    def metrics(self) -> dict[str, Metric]:
+        metrics: dict[str, Metric] = {}
+        for suffix, short in (("", None), ("_short", True), ("_long", False)):
+            group = self._group(short)
+            if group:
+                metrics[f"macro{suffix}"] = Metric(
+                    fmean(r.best.accuracy for r in group), n=len(group)
+                )
+        if self.no_punct:
+            metrics["macro_no_punct"] = Metric(
+                fmean(r.best.accuracy for r in self.no_punct), n=len(self.no_punct)
+            )
+        held_out = [r.held_out for r in self.table if r.held_out is not None]
+        if held_out:
+            metrics["macro_held_out"] = Metric(fmean(held_out), n=len(held_out))
+        metrics["baseline_macro"] = Metric(fmean(r.baseline for r in self.table), n=len(self.table))
+        metrics["all_arcs"] = _share(self.pooled.best.accuracy, self.pooled.arcs)
+        if self.pooled.held_out is not None:
+            metrics["all_arcs_held_out"] = _share(self.pooled.held_out, self.pooled.arcs)
+        metrics["baseline_all_arcs"] = _share(self.pooled.baseline, self.pooled.arcs)
+        words = self.pooled.arcs + self.root_words
+        metrics["all_words"] = _share(self.pooled.best.accuracy * self.pooled.arcs / words, words)
+        for relation in self.table:
+            metrics[f"acc_{relation.relation}"] = _share(relation.best.accuracy, relation.arcs)
+        return metrics
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "table_set": self.table_set,
+            "table_relations": [r.relation for r in self.table],
+            "no_punct_relations": [r.relation for r in self.no_punct],
+            "short_distance": self.short_distance,
+            "root_words": self.root_words,
+            "pooled": asdict(self.pooled),
+            "relations": {name: [asdict(r) for r in rows] for name, rows in self.every.items()},
+            "accuracy": "fraction of the relation's scored arcs whose head is the word the "
+            "dependent attends to most (dependent_to_head) or the word that attends most to "
+            "the dependent (head_to_dependent), for the chosen layer, head and direction",
+        }
+
+
+def _share(value: float, n: int) -> Metric:
+    """A proportion with its binomial standard error (the selection's optimism aside)."""
+    return Metric(value, stderr=(value * (1 - value) / n) ** 0.5 if n else None, n=n)
+
+
+def relation_report(
+    counts: HeadCounts,
+    selection: HeadCounts | None,
+    label_sets: Mapping[str, Callable[[str], str]],
+    table_set: str,
+    top: int,
+    short_distance: float,
+    root_words: int,
+) -> RelationReport:
+    every = {
+        name: score_relations(
+            counts.merged(rename), selection.merged(rename) if selection is not None else None
+        )
+        for name, rename in label_sets.items()
+    }
+    pooled = score_relations(counts.pooled(), selection.pooled() if selection else None)[0]
+    rows = every[table_set]
+    no_punct = [r for r in rows if r.relation != PUNCT]
+    return RelationReport(
+        table=rows[:top] if top else rows,
+        table_set=table_set,
+        pooled=pooled,
+        every=every,
+        short_distance=short_distance,
+        root_words=root_words,
+        no_punct=no_punct[:top] if top else no_punct,
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def _mode_label(result: Any) -> str:
+    mode = result.mode
+    if mode.exact or not mode.definition:
+        return mode.name
+    return f"{mode.name} ({mode.definition})"
+
+
+def _relation_rows(
+    relations: Sequence[str], by_mode: Sequence[Mapping[str, Any]], first: Mapping[str, Any]
+) -> list[str]:
+    lines = []
+    for relation in relations:
+        row = first[relation]
+        cells = [
+            _percent(rows.get(relation, {}).get("best", {}).get("accuracy")) for rows in by_mode
+        ]
+        lines.append(
+            f"| {relation} | {row['arcs']} | {row['mean_distance']:.2f} | "
+            + " | ".join(cells)
+            + f" | {_percent(row['baseline'])} ({row['baseline_offset']:+d}) |"
+        )
+    return lines
+
+
+def _summary_rows(results: Sequence[Any], summary: Sequence[tuple[str, str]]) -> list[str]:
+    first = results[0]
+    baselines = {"macro": "baseline_macro", "all_arcs": "baseline_all_arcs"}
+    lines = []
+    for title, metric in summary:
+        values = [r.metrics.get(metric) for r in results]
+        baseline_key = baselines.get(metric)
+        baseline = first.metrics.get(baseline_key) if baseline_key else None
+        lines.append(
+            f"| **{title}** | | | "
+            + " | ".join(_percent(v.value if v else None) for v in values)
+            + f" | {_percent(baseline.value if baseline else None)} |"
+        )
+    return lines
+
+
+def mode_table_markdown(results: Sequence[Any]) -> str:
+    """Table A3 for one model: a row per relation, a column per mode, summary rows below;
+    then the same scores in Clark et al.'s Table 1 layout (punct left out, root words in
+    the "All" row) so a reader can set them beside the paper's.
+
+    ``results`` are finished ``dep_heads`` cells of one model (one per mode); the rows come
+    from the first cell's table, and every cell scored the same trees (same data hash).
+    """
+    first = results[0]
+    set_name = first.details["table_set"]
+    by_mode = [{row["relation"]: row for row in r.details["relations"][set_name]} for r in results]
+    labels = [_mode_label(r) for r in results]
+    header = ["relation", "arcs", "mean distance", *labels, "best offset"]
+    table_head = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
+    ]
+    short = first.details["short_distance"]
+    lines = [
+        f"# Dependency heads · {first.model.spec}",
+        "",
+        f"Best-head accuracy (%) per relation ({set_name} labels), picked and scored on "
+        f"{first.task.settings.get('input')} (sha256 {first.task.data_hash}); best offset "
+        "= Clark et al.'s fixed-offset baseline (−3…+2).",
+        "",
+        *table_head,
+        *_relation_rows(first.details["table_relations"], by_mode, by_mode[0]),
+        *_summary_rows(
+            results,
+            (
+                (f"short avg (≤ {short:g})", "macro_short"),
+                (f"long avg (> {short:g})", "macro_long"),
+                ("macro avg", "macro"),
+                ("macro avg, held-out pick", "macro_held_out"),
+                ("all non-root arcs, one head", "all_arcs"),
+            ),
+        ),
+        "",
+        "## In Clark et al.'s Table 1 layout",
+        "",
+        'The same scores over Clark et al.\'s relation set (punct left out); their "All" '
+        "row counts every word, root words included (never right for a head).",
+        "",
+        *table_head,
+        *_relation_rows(first.details.get("no_punct_relations", []), by_mode, by_mode[0]),
+        *_summary_rows(
+            results,
+            (
+                ("macro avg, no punct", "macro_no_punct"),
+                ("All: every word, one head", "all_words"),
+            ),
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:
+    """Write ``table.md`` (Table A3) and ``accuracy_by_distance.png`` (Fig. 5) for the modes."""
+    from posharness.results import atomic_write_text
+    from posharness.tasks.dep_heads.figures import accuracy_by_distance
+
+    hashes = {r.task.data_hash for r in results}
+    if len(hashes) > 1:  # cells of different data must not share one table
+        results = [r for r in results if r.task.data_hash == results[0].task.data_hash]
+    table = folder / "table.md"
+    atomic_write_text(table, mode_table_markdown(results))
+    set_name = results[0].details["table_set"]
+    chosen = set(results[0].details["table_relations"])
+    series = {
+        _mode_label(r): [
+            (row["relation"], row["mean_distance"], row["best"]["accuracy"])
+            for row in r.details["relations"][set_name]
+            if row["relation"] in chosen
+        ]
+        for r in results
+    }
+    figure = accuracy_by_distance(
+        series,
+        folder / "accuracy_by_distance.png",
+        f"{results[0].model.spec} · best head per relation, by attention mode",
+    )
+    return [table, figure]

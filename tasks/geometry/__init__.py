@@ -1,0 +1,18 @@
+"""Attention geometry: how local, how symmetric and how Toeplitz the positional attention
+is (Chen et al. 2023 §3; Wennberg & Henter 2021), measured by identical-word probing.
+See docs/tasks/geometry.md.
+"""
+
+from __future__ import annotations
+
+from posharness.plugins import tasks
+from posharness.tasks.geometry.locality_symmetry import LocalitySymmetry
+from posharness.tasks.geometry.toeplitz import Toeplitz
+
+TASKS = {"locality_symmetry": LocalitySymmetry, "toeplitz": Toeplitz}
+GROUPS = {"geometry": tuple(TASKS)}
+
+for _name, _task in TASKS.items():
+    tasks.add(_name, _task)
+for _group, _members in GROUPS.items():
+    tasks.add_group(_group, _members)
