@@ -169,6 +169,13 @@ class ModelAdapter(Protocol):
     def position_embeddings(self) -> torch.Tensor | None:
         """The learned absolute position table [positions, D], or None if there is none."""
 
+
+# -- optional abilities: each its own protocol, checked with isinstance when a run is
+# planned, so a task that needs one fails before any work with a line naming both.
+@runtime_checkable
+class HasPositionalTerm(Protocol):
+    """The model can state its content-free positional term (geometry's ``positional_term_*``)."""
+
     def positional_scores(self, length: int) -> torch.Tensor | None:
         """The content-free positional logits delta, [layers, heads, n, n], or None.
 
@@ -176,8 +183,11 @@ class ModelAdapter(Protocol):
         under the mode's named definition elsewhere (TISA extraction, RoPE mean-qk).
         """
 
-    # Fine-tuning. An adapter without these two can still run every analysis task; the
-    # fine-tune tasks look them up and say so in one line when they are missing.
+
+@runtime_checkable
+class FineTunable(Protocol):
+    """The model can be fine-tuned: tokenised pairs in, a trainable classifier out."""
+
     def tokenize_pairs(
         self, first: Sequence[str], second: Sequence[str] | None, max_length: int
     ) -> list[TokenizedText]:
@@ -190,3 +200,18 @@ class ModelAdapter(Protocol):
         ``num_labels=1`` is a regression head. Fine-tuned in ``positional`` mode it is
         Chen et al.'s BERT-p.
         """
+
+
+@runtime_checkable
+class ChecksModes(Protocol):
+    """The model can tell, before any work, that a mode it lists cannot run as asked
+    (e.g. a split definition that needs a reference corpus none was given for)."""
+
+    def check_mode(self, mode: Mode) -> None:
+        """Raise a :class:`posharness.errors.PosharnessError` naming the fix, or return."""
+
+
+def capability_name(protocol: type) -> str:
+    """``FineTunable`` → "FineTunable (tokenize_pairs, for_classification)" for messages."""
+    members = [name for name in vars(protocol) if not name.startswith("_")]
+    return f"{protocol.__name__} ({', '.join(members)})"

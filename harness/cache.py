@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import CacheError
+from posharness.errors import CacheError, OutputError
 from posharness.hashing import hash_obj
+from posharness.io import atomic_target
 
 if TYPE_CHECKING:
     import torch
@@ -110,24 +110,18 @@ class FeatureCache:
         from safetensors.torch import save_file
 
         path = self.path(key, kind)
+        hint = f"pass a writable --cache-dir, set {ENV_VAR}, or use --no-cache"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".safetensors")
-            os.close(handle)
-        except OSError as exc:
+            with atomic_target(path, hint=hint) as tmp:
+                contiguous = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
+                meta_text = json.dumps(meta, default=str)
+                save_file(contiguous, tmp, metadata={"format": FORMAT, "meta": meta_text})
+        except OutputError as exc:
+            cause = exc.__cause__
+            reason = cause.strerror if isinstance(cause, OSError) else "not writable"
             raise CacheError(
-                f"cannot write to the cache folder {self.root} ({exc.strerror}): pass a writable "
-                f"--cache-dir, set {ENV_VAR}, or use --no-cache"
+                f"cannot write to the cache folder {self.root} ({reason}): {hint}"
             ) from exc
-        try:
-            contiguous = {name: t.detach().cpu().contiguous() for name, t in tensors.items()}
-            save_file(
-                contiguous, tmp, metadata={"format": FORMAT, "meta": json.dumps(meta, default=str)}
-            )
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
 
     def get_or_compute(
         self,

@@ -12,13 +12,13 @@ instead of inventing a p-value.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from posharness.io import json_object_lines
 from posharness.leaderboard import Leaderboard, Row, load
 from posharness.results import read_result
 
@@ -100,8 +100,8 @@ def _examples_by_task(row: Row, base: Path) -> dict[str, dict[str, dict[str, Any
         examples_path = path.parent / result.examples_file
         if not examples_path.exists():
             continue
-        with examples_path.open(encoding="utf-8") as handle:
-            examples = [json.loads(line) for line in handle if line.strip()]
+        lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
+        examples = [example for _, example in lines]
         found[result.task.name] = (result.seed, {str(e["id"]): e for e in examples if "id" in e})
     return {task: examples for task, (_, examples) in found.items()}
 

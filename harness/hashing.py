@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -60,13 +60,12 @@ def hash_file(path: str | Path) -> str:
 
 
 def _write_memo(memo: Path, value: str) -> None:
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        tmp = memo.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(value)
-        os.replace(tmp, memo)
-    except OSError:
-        pass  # the memo is an optimisation; hashing again next time is correct
+    from posharness.errors import OutputError
+    from posharness.io import atomic_write_text
+
+    # The memo is an optimisation: when it cannot be written, hashing again next time is correct.
+    with contextlib.suppress(OSError, OutputError):
+        atomic_write_text(memo, value)
 
 
 def hash_files(paths: Iterable[str | Path], root: str | Path | None = None) -> str:

@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from posharness.errors import DataError, SchemaError
+from posharness.io import atomic_write_text
 from posharness.results import (
     CellResult,
-    atomic_write_text,
     read_json_file,
     read_result,
     read_versioned,

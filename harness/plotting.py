@@ -3,8 +3,9 @@ figures written atomically (a temporary name renamed into place), never half a P
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from posharness.io import atomic_target
 
 
 def pyplot():
@@ -19,14 +20,9 @@ def pyplot():
 
 def save_figure(fig, path: Path, **savefig) -> Path:
     """Write the figure under a temporary name and rename it; close it either way."""
-    plt = pyplot()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **savefig)
-        os.replace(tmp, path)
+        with atomic_target(path) as tmp:
+            fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **savefig)
     finally:
-        plt.close(fig)
-        if tmp.exists():
-            tmp.unlink()
+        pyplot().close(fig)
     return path

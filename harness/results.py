@@ -8,14 +8,13 @@ renamed, so a reader never sees half a result; a reader refuses files of another
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from posharness.errors import OutputError, SchemaError
+from posharness.errors import SchemaError
+from posharness.io import atomic_write_text
 
 SCHEMA_VERSION = 1
 M = TypeVar("M", bound=BaseModel)
@@ -87,25 +86,6 @@ class CellResult(BaseModel):
     artifacts: list[str] = Field(default_factory=list)  # figures, relative to this file
     environment: Environment
     timings: Timings
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: all or nothing."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise OutputError(
-            f"cannot write to {path.parent} ({exc.strerror}): choose a writable folder "
-            "(--output-dir / -o)"
-        ) from exc
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_result(result: CellResult, path: Path) -> None:

@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from posharness.adapter import Mode, ModelAdapter, mode_identity
+from posharness.adapter import ChecksModes, Mode, ModelAdapter, capability_name, mode_identity
 from posharness.cache import FeatureCache
 from posharness.device import check_device_name, device_type, resolve_device
 from posharness.errors import OptionError, OutputError, UnsupportedModeError
 from posharness.hashing import hash_obj, remember_file_hashes_in
+from posharness.io import atomic_write_text
 from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
 from posharness.results import (
     CellResult,
@@ -31,11 +32,10 @@ from posharness.results import (
     SchemaError,
     TaskInfo,
     Timings,
-    atomic_write_text,
     read_result,
     write_result,
 )
-from posharness.task import Task, TaskContext, TaskResult, resolve_options
+from posharness.task import ReadsData, Task, TaskContext, TaskResult, resolve_options
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
 
@@ -223,8 +223,11 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
     for name in task_names:
         task: Task = task_registry.get(name)()
         task_options = resolve_options(task.spec, task_args_for(name, config.task_args))
-        data = getattr(task, "data_identity", None)
-        identity = data(task_options, config.data_dir) if data is not None else None
+        identity = (
+            task.data_identity(task_options, config.data_dir)
+            if isinstance(task, ReadsData)
+            else None
+        )
         prepared.append((name, task, task_options, identity))
     cells = []
     for text in config.models:
@@ -236,10 +239,10 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                 raise UnsupportedModeError(
                     f"model {spec.text} supports modes {supported}, not {mode}: drop it from --mode"
                 )
-            check_mode = getattr(model, "check_mode", None)
-            if check_mode is not None:
-                check_mode(mode)
+            if isinstance(model, ChecksModes):
+                model.check_mode(mode)
         for name, task, task_options, identity in prepared:
+            check_capabilities(spec.text, model, task)
             for mode in modes:
                 for seed in config.seeds:
                     cell_id = cell_identity(
@@ -255,6 +258,16 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                     path = folder / f"{name}__{mode}__seed{seed}.json"
                     cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
     return cells
+
+
+def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:
+    """Fail at planning when the task needs an ability the model's adapter lacks."""
+    for ability in task.spec.requires:
+        if not isinstance(model, ability):
+            raise UnsupportedModeError(
+                f"task {task.spec.name} needs a model that is {capability_name(ability)}; "
+                f"{model_name}'s adapter lacks it: drop the task or use another model"
+            )
 
 
 def finished_result(cell: Cell) -> CellResult | None:

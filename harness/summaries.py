@@ -1,15 +1,17 @@
 """Views across cells: one (model, task, seed) in every mode, or a whole group of tasks.
 
-A task opts in with a ``summarize(results, folder)`` method (one table with a column per
-mode), or with a ``summary_group`` name and ``summarize_group(results, folder)`` for a
-view across the tasks of that group (the word-swap probes' Table 3); see
-``posharness.task.Task``. The runner's results are grouped here and handed over after a run.
+A task opts in by implementing :class:`posharness.task.SummarizesModes` (one table with
+a column per mode) or :class:`posharness.task.SummarizesGroup` (a view across the tasks
+of a group, the word-swap probes' Table 3). The runner's results are grouped here and
+handed over after a run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from posharness.task import SummarizesGroup, SummarizesModes
 
 if TYPE_CHECKING:
     from posharness.runner import CellOutcome
@@ -29,11 +31,11 @@ def summarize(outcomes: list[CellOutcome]) -> list[Path]:
         )
     written: list[Path] = []
     for (folder, name, seed), members in groups.items():
-        hook = getattr(members[0].cell.task, "summarize", None)
-        if hook is None:
+        task = members[0].cell.task
+        if not isinstance(task, SummarizesModes):
             continue
         target = Path(folder) / f"{name}__seed{seed}__summary"
-        written.extend(hook([m.result for m in members], target))
+        written.extend(task.summarize([m.result for m in members], target))
     return written + _summarize_groups(outcomes)
 
 
@@ -42,11 +44,13 @@ def _summarize_groups(outcomes: list[CellOutcome]) -> list[Path]:
     groups: dict[tuple[str, str, int], list[CellOutcome]] = {}
     for outcome in outcomes:
         cell = outcome.cell
-        group = getattr(cell.task, "summary_group", None)
-        if group and hasattr(cell.task, "summarize_group"):
-            groups.setdefault((str(cell.path.parent), group, cell.seed), []).append(outcome)
+        if isinstance(cell.task, SummarizesGroup):
+            key = (str(cell.path.parent), cell.task.summary_group, cell.seed)
+            groups.setdefault(key, []).append(outcome)
     written: list[Path] = []
     for (folder, group, seed), members in groups.items():
+        task = members[0].cell.task
+        assert isinstance(task, SummarizesGroup)
         target = Path(folder) / f"{group}__seed{seed}__summary"
-        written.extend(members[0].cell.task.summarize_group([m.result for m in members], target))
+        written.extend(task.summarize_group([m.result for m in members], target))
     return written

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from posharness.errors import OptionError
 
@@ -29,6 +29,9 @@ class TaskSpec:
     main_metric: str
     headline_metrics: tuple[str, ...] = ()  # shown in tables by default (main metric if empty)
     needs: frozenset[str] = frozenset()  # model outputs: {"hidden", "attentions"}
+    # Optional model abilities the task cannot run without (protocols in
+    # posharness.adapter, e.g. FineTunable); checked when the run is planned.
+    requires: tuple[type, ...] = ()
     data_source: str = "synthetic"
     defaults: Mapping[str, Any] = field(default_factory=dict)  # task options and their defaults
 
@@ -78,23 +81,47 @@ class TaskContext:
 
 
 class Task(Protocol):
-    """What every task provides. Two optional methods are looked up with ``getattr``:
+    """What every task provides: a spec and ``run``.
 
-    * ``data_identity(options, data_dir) -> Any`` — content hashes of the files the task
-      will read. The runner calls it while planning, so a missing file fails before any
-      model loads, and it joins the cell identity, so an edited file is never answered
-      with a result computed on the old one.
-    * ``summarize(results, folder) -> list[Path]`` — a view across the modes of one
-      (model, task, seed), e.g. Chen et al.'s per-relation table with one column per
-      mode; called after the run with every finished cell of that group.
-    * ``summary_group`` (a name) with ``summarize_group(results, folder) -> list[Path]`` — a
-      view across every task carrying that name and every mode, for one (model, seed),
-      e.g. the word-swap probes' Table 3.
+    Optional hooks are protocols of their own (below), checked with ``isinstance`` by the
+    runner and the summaries: :class:`ReadsData`, :class:`SummarizesModes`,
+    :class:`SummarizesGroup`.
     """
 
     spec: TaskSpec
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult: ...
+
+
+@runtime_checkable
+class ReadsData(Protocol):
+    """A task that reads files: their identity is checked while the run is planned."""
+
+    def data_identity(self, options: dict[str, Any], data_dir: Path | None) -> Any:
+        """Content hashes of the files the task will read, after validating them.
+
+        Called while planning, so a missing or malformed file fails before any model
+        loads; the value joins the cell identity, so an edited file is never answered
+        with a result computed on the old one.
+        """
+
+
+@runtime_checkable
+class SummarizesModes(Protocol):
+    """A view across the modes of one (model, task, seed), e.g. Chen et al.'s Table A3
+    with one column per mode; called after the run with every finished cell of it."""
+
+    def summarize(self, results: list[Any], folder: Path) -> list[Path]: ...
+
+
+@runtime_checkable
+class SummarizesGroup(Protocol):
+    """A view across every task carrying ``summary_group`` and every mode, for one
+    (model, seed), e.g. the word-swap probes' Table 3."""
+
+    summary_group: str
+
+    def summarize_group(self, results: list[Any], folder: Path) -> list[Path]: ...
 
 
 def resolve_options(spec: TaskSpec, given: Mapping[str, str]) -> dict[str, Any]:

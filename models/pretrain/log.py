@@ -10,13 +10,13 @@ leaves a readable log. Curves are PNGs drawn headless (matplotlib's Agg backend)
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from posharness.errors import DataError
+from posharness.io import atomic_write_json
 from posharness.plotting import pyplot, save_figure
 
 LOG_NAME = "loss_log.json"
@@ -59,7 +59,7 @@ class LossLog:
             **self.header,
             "records": [asdict(r) for r in self.records],
         }
-        write_json_atomically(self.path, document)
+        atomic_write_json(self.path, document)
 
     @classmethod
     def resume(cls, path: Path, header: Mapping[str, Any]) -> LossLog:
@@ -68,13 +68,6 @@ class LossLog:
         if Path(path).exists():
             log.records = [LossRecord(**r) for r in read_log(path)["records"]]
         return log
-
-
-def write_json_atomically(path: Path, document: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(document, indent=1) + "\n")
-    os.replace(tmp, path)
 
 
 def read_log(path: Path) -> dict[str, Any]:

@@ -301,9 +301,8 @@ def _training_blocks(
     if cache.exists():
         return np.load(cache, mmap_mode="r")
     array = packed_blocks(read_corpus(corpus), tokenizer, block_size)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_name(f".{cache.name}.tmp")
-    with tmp.open("wb") as handle:
+    from posharness.io import atomic_target
+
+    with atomic_target(cache, hint="pass a writable --out folder") as tmp, tmp.open("wb") as handle:
         np.save(handle, array)
-    tmp.replace(cache)
     return array

@@ -220,7 +220,7 @@ def mode_table_markdown(results: Sequence[Any]) -> str:
 
 def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:
     """Write ``table.md`` (Table A3) and ``accuracy_by_distance.png`` (Fig. 5) for the modes."""
-    from posharness.results import atomic_write_text
+    from posharness.io import atomic_write_text
     from posharness.tasks.dep_heads.figures import accuracy_by_distance
 
     hashes = {r.task.data_hash for r in results}

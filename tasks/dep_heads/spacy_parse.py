@@ -17,8 +17,6 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import json
-import os
-import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import IO, TYPE_CHECKING
 
 from posharness.errors import DataError, OptionError, OutputError
 from posharness.hashing import hash_files
+from posharness.io import atomic_target
 from posharness.tasks.dep_heads.tree import ROOT, Sentence, conllu_lines
 
 if TYPE_CHECKING:
@@ -153,16 +152,14 @@ def parse_text_file(text_path: Path, nlp: Language, out_path: Path) -> ParseStat
 
 
 def _write_conllu(sentences: Iterable[Sentence], text_path: Path, out_path: Path) -> ParseStats:
-    try:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        folder = out_path.parent
-        raise OutputError(f"{folder}: cannot create the output folder ({error})") from error
-    partial = out_path.with_name(f".{out_path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    """The parse as CoNLL-U, all or nothing; a failed parse also removes an older file."""
     lines = sentence_count = words = 0
     last_line = None
     try:
-        with partial.open("x", encoding="utf-8", newline="\n") as out:
+        with (
+            atomic_target(out_path, hint="choose a writable output folder") as partial,
+            partial.open("w", encoding="utf-8", newline="\n") as out,
+        ):
             for sentence in sentences:
                 out.write("\n".join(conllu_lines(sentence)) + "\n")
                 sentence_count += 1
@@ -170,23 +167,21 @@ def _write_conllu(sentences: Iterable[Sentence], text_path: Path, out_path: Path
                 if sentence.line != last_line:
                     lines += 1
                     last_line = sentence.line
-        if sentence_count == 0:
-            raise DataError(f"{text_path}: no non-blank line to parse; pass a file of text")
-        os.replace(partial, out_path)
+            if sentence_count == 0:
+                raise DataError(f"{text_path}: no non-blank line to parse; pass a file of text")
     except OSError as error:
-        _remove(partial, out_path)
+        _remove(out_path)
         raise OutputError(f"{out_path}: cannot write the CoNLL-U file ({error})") from error
     except BaseException:
-        _remove(partial, out_path)
+        _remove(out_path)
         raise
     return ParseStats(lines=lines, sentences=sentence_count, words=words)
 
 
-def _remove(*paths: Path) -> None:
+def _remove(path: Path) -> None:
     # The error being raised matters more than a leftover we cannot delete.
-    for path in paths:
-        with contextlib.suppress(OSError):
-            path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 def _utf8_lines(handle: IO[bytes], text_path: Path) -> Iterator[str]:

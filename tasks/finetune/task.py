@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from posharness.adapter import FineTunable
 from posharness.errors import OptionError
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.finetune.data.locate import DATASETS
@@ -89,12 +90,13 @@ class FineTuneTask:
 
     def execute(self, model: ModelAdapter, ctx: TaskContext) -> Execution:
         """Every run of the protocol (trained or read from the cache) and their aggregate."""
+        from posharness.runner import check_capabilities
         from posharness.tasks.finetune.data.loading import encode_split, limited
         from posharness.tasks.finetune.protocols import aggregate, plan_runs, protocol_named
 
         profile, options = self.profile, ctx.options
         _check_options(profile, options)
-        _require_fine_tuning(model)
+        check_capabilities(model.spec, model, self)  # also reached from the word-swap probes
         protocol = protocol_named(str(options["protocol"]))
         loaded = {n: limited(s, ctx.limit) for n, s in self._load(options, ctx.data_dir).items()}
         encoded = {
@@ -307,15 +309,6 @@ def _check_options(profile: Profile, options: Mapping[str, Any]) -> None:
         raise OptionError(f"--task-arg {name}.folds={options['folds']}: use at least 3 folds")
 
 
-def _require_fine_tuning(model: ModelAdapter) -> None:
-    missing = [m for m in ("for_classification", "tokenize_pairs") if not hasattr(model, m)]
-    if missing:
-        raise OptionError(
-            f"model {model.spec} cannot be fine-tuned: its adapter lacks {', '.join(missing)} "
-            "(see ModelAdapter in posharness.adapter)"
-        )
-
-
 def task_spec(profile: Profile) -> TaskSpec:
     dataset = DATASETS[profile.name]
     return TaskSpec(
@@ -326,6 +319,7 @@ def task_spec(profile: Profile) -> TaskSpec:
         main_metric=profile.main_metric,
         headline_metrics=profile.headline,
         needs=frozenset(),
+        requires=(FineTunable,),
         data_source=f"{dataset.title} ({dataset.folder})",
         defaults=_defaults(profile),
     )

@@ -40,13 +40,12 @@ class PositionalTerm:
 
 def positional_term(model: ModelAdapter, length: int) -> tuple[PositionalTerm | None, str]:
     """The model's delta for ``length`` positions, or None and the reason it is absent."""
-    from posharness.adapter import Mode
+    from posharness.adapter import HasPositionalTerm, Mode
 
-    scores_of = getattr(model, "positional_scores", None)
-    if scores_of is None:
+    if not isinstance(model, HasPositionalTerm):
         return None, "the adapter has no positional_scores"
     try:
-        scores = scores_of(length)
+        scores = model.positional_scores(length)
     except DataError as exc:
         return None, f"unavailable: {exc}"
     if scores is None:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import DataError, OutputError
+from posharness.errors import DataError
+from posharness.io import OutputError, json_object_lines
 from posharness.tasks.shuffle.snli import SnliPair, SnliSource
 
 BUILDER = "posharness-shuffle/1"  # bump when a builder's output would change
@@ -217,21 +218,14 @@ def read_probe(path: Path, name: str) -> list[dict[str, Any]]:
             f"--snli FILE --out {path.parent}`"
         )
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
-            missing = _missing_fields(record)
-            if missing:
-                raise DataError(
-                    f"{path}:{number}: not a {name} probe record (missing {missing}): "
-                    "rebuild it with `posharness build-probes shuffle`"
-                )
-            records.append(record)
+    rebuild = "rebuild it with `posharness build-probes shuffle`"
+    for number, record in json_object_lines(path, f"one {name} probe record: {rebuild}"):
+        missing = _missing_fields(record)
+        if missing:
+            raise DataError(
+                f"{path}:{number}: not a {name} probe record (missing {missing}): {rebuild}"
+            )
+        records.append(record)
     if not records:
         raise DataError(f"{path}: probe {name} has no records: rebuild it with more SNLI pairs")
     return records

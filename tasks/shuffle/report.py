@@ -34,7 +34,7 @@ MODE_ORDER = ("both", "contextual", "positional")
 
 def write_table3(results: Sequence[Any], folder: Path) -> list[Path]:
     """``table3.md`` and ``table3.png`` in ``folder`` from the probes' cell results."""
-    from posharness.results import atomic_write_text
+    from posharness.io import atomic_write_text
     from posharness.tasks.shuffle.figures import delta_bars
 
     cells = {(r.mode.name, r.task.name): r for r in results}

@@ -9,12 +9,12 @@ file and line number before anything is built, so a build never stops half-way.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 from posharness.errors import DataError
+from posharness.io import json_object_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 NO_GOLD = "-"  # SNLI's label when the annotators did not agree
@@ -51,16 +51,10 @@ def read_snli(path: Path) -> SnliSource:
             f"{path}: no such file: pass SNLI's jsonl, e.g. "
             "../shared/data/snli/snli_1.0/snli_1.0_test.jsonl"
         )
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text: SNLI's jsonl is UTF-8") from None
-    records: list[tuple[int, dict]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            records.append((number, _record(path, number, line)))
+    records = [
+        (number, _checked(path, number, record))
+        for number, record in json_object_lines(path, "one SNLI record as a JSON object")
+    ]
     if not records:
         raise DataError(f"{path}: the file has no records: pass a non-empty SNLI jsonl file")
     dropped: Counter[str] = Counter()
@@ -87,20 +81,11 @@ def read_snli(path: Path) -> SnliSource:
         )
     if not pairs:
         raise DataError(f"{path}: no pair has a gold label: the probes need labelled pairs")
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return SnliSource(path, digest, tuple(pairs), dict(dropped), parser)
 
 
-def _record(path: Path, number: int, line: str) -> dict:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"{path}:{number}: not a JSON line ({exc.msg} at column {exc.colno}): "
-            "each line must be one SNLI record"
-        ) from None
-    if not isinstance(record, dict):
-        raise DataError(f"{path}:{number}: expected a JSON object with sentence1, sentence2")
+def _checked(path: Path, number: int, record: dict) -> dict:
     for key in ("sentence1", "sentence2", "gold_label"):
         if not isinstance(record.get(key), str):
             raise DataError(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from posharness.adapter import FineTunable
 from posharness.errors import DataError, OptionError
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.shuffle.probes import RULES
@@ -233,6 +234,7 @@ def task_spec(probe: str) -> TaskSpec:
         main_metric="delta",
         headline_metrics=("original_accuracy", "shuffled_accuracy", "delta"),
         needs=frozenset(),
+        requires=(FineTunable,),  # the probes are scored by a fine-tuned SNLI classifier
         data_source="SNLI 1.0 test with parses (snli/snli_1.0)",
         defaults=_defaults(),
     )

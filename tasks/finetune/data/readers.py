@@ -10,7 +10,6 @@ nothing inside a text is changed, quotes included.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import zip_longest
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Protocol, TypeAlias
 
 from posharness.errors import DataError
+from posharness.io import parse_json_object
 from posharness.tasks.finetune.data.lines import class_index, numbered_lines, score
 from posharness.tasks.finetune.types import DatasetSpec, Example
 
@@ -222,7 +222,7 @@ class SnliFormat:
                 yield EMPTY_LINE
                 continue
             where = f"{source}:{number}"
-            pair = _json_object(line, where)
+            pair = parse_json_object(line, where, "one SNLI pair as a JSON object")
             for key in ("sentence1", "sentence2", "gold_label"):
                 if not isinstance(pair.get(key), str):
                     problem = "no" if key not in pair else "a non-string"
@@ -240,19 +240,3 @@ class SnliFormat:
             else:
                 pair_id = f"{source.name}:{number}"
             yield Example(pair_id, pair["sentence1"].strip(), pair["sentence2"].strip(), label)
-
-
-def _json_object(line: str, where: str) -> dict:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise DataError(
-            f"{where}: not JSON ({error.msg} at column {error.colno}): each line must be "
-            "one SNLI pair as a JSON object"
-        ) from None
-    if not isinstance(value, dict):
-        raise DataError(
-            f"{where}: a JSON {type(value).__name__}, not an object: "
-            "each line must be one SNLI pair as a JSON object"
-        )
-    return value

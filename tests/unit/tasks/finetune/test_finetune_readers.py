@@ -266,7 +266,7 @@ def test_snli_drops_pairs_without_gold_label_and_keys_by_pair_id(tmp_path: Path)
 @pytest.mark.parametrize(
     ("bad_line", "complaint"),
     [
-        ('{"sentence1": "A.", "sentence2": "B."', "not JSON"),
+        ('{"sentence1": "A.", "sentence2": "B."', "not a JSON line"),
         ('["A.", "B.", "neutral"]', "not an object"),
         ('{"sentence1": "A.", "sentence2": "B."}', "no 'gold_label' field"),
         ('{"sentence1": "A.", "gold_label": "neutral"}', "no 'sentence2' field"),

@@ -1,0 +1,82 @@
+"""Files written all or nothing, and JSON-lines read with errors that name file and line.
+
+Every family writes through :func:`atomic_target` (or its text/JSON shorthands): the
+content goes to a temporary name in the target's folder and is renamed into place, so a
+reader — or a killed run picked up again — never sees half a file. Every JSON-lines
+reader goes through :func:`json_object_lines`, so a broken line is one message of the
+form ``FILE:LINE: what is wrong: what to do``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from posharness.errors import DataError, OutputError
+
+
+@contextmanager
+def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed onto ``path`` on success,
+    removed on failure. ``hint`` ends the one-line error when the folder is not writable."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(handle)
+    except OSError as exc:
+        raise OutputError(f"cannot write to {path.parent} ({exc.strerror}): {hint}") from exc
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def atomic_write_text(path: Path, text: str, *, hint: str = "choose a writable folder") -> None:
+    with atomic_target(path, hint=hint) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def atomic_write_json(path: Path, document: Any, *, indent: int | None = 1) -> None:
+    atomic_write_text(path, json.dumps(document, indent=indent) + "\n")
+
+
+def json_object_lines(path: Path, expected: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every non-empty line of a JSON-lines file.
+
+    ``expected`` says what one line should be (e.g. "one SNLI record"); it ends the
+    message when a line is not UTF-8, not JSON, or JSON but not an object.
+    """
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise DataError(
+                    f"{path}:{number}: not UTF-8 text: each line must be {expected}"
+                ) from None
+            if line.strip():
+                yield number, parse_json_object(line, f"{path}:{number}", expected)
+
+
+def parse_json_object(line: str, where: str, expected: str) -> dict[str, Any]:
+    """One line that must be a JSON object; ``where`` is ``FILE:LINE`` for the message."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"{where}: not a JSON line ({exc.msg} at column {exc.colno}): "
+            f"each line must be {expected}"
+        ) from None
+    if not isinstance(value, dict):
+        raise DataError(
+            f"{where}: a JSON {type(value).__name__}, not an object: each line must be {expected}"
+        )
+    return value
