@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
 if TYPE_CHECKING:
     import torch
 
@@ -29,7 +31,7 @@ class Mode(StrEnum):
     POSITIONAL = "positional"  # zero gamma before the softmax: softmax(delta)
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True)
 class ModeSupport:
     """How faithfully a model realises one mode.
 

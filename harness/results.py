@@ -8,19 +8,32 @@ renamed, so a reader never sees half a result; a reader refuses files of another
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
+from pydantic.dataclasses import dataclass
 
+from posharness.adapter import ModeSupport
 from posharness.errors import SchemaError
 from posharness.io import atomic_write_text
+
+if TYPE_CHECKING:
+    from posharness.task import TaskSpec
 
 SCHEMA_VERSION = 1
 M = TypeVar("M", bound=BaseModel)
 
 
-class MetricValue(BaseModel):
+@dataclass(frozen=True)
+class Metric:
+    """One number with its uncertainty where the task can give one.
+
+    The one type from a task's ``TaskResult`` to the result file and back: a validated
+    dataclass, so tasks write ``Metric(0.5, n=100)`` and the file stores the same fields.
+    """
+
     value: float
     stderr: float | None = None  # when the task can estimate it
     ci_low: float | None = None  # 95 % interval, when the task computes one
@@ -35,15 +48,20 @@ class ModelInfo(BaseModel):
     details: dict[str, Any] = {}  # adapter facts: family, checkpoint, dtype, device …
 
 
-class ModeInfo(BaseModel):
-    name: Literal["both", "contextual", "positional"]
-    exact: bool  # logits split into gamma + delta with no residual
-    definition: str | None = None  # the named split definition (see docs/modes.md)
-    content_free_delta: bool | None = None
-    reference_corpus: str | None = None  # corpus + hash the definition's statistics used
+@dataclass(frozen=True)
+class ModeInfo(ModeSupport):
+    """The mode a cell ran in: its name and how the model realised it (``ModeSupport``)."""
+
+    name: Literal["both", "contextual", "positional"] = field(kw_only=True)
+
+    @classmethod
+    def of(cls, mode: str, support: ModeSupport) -> ModeInfo:
+        return cls(**asdict(support), name=str(mode))  # type: ignore[arg-type]
 
 
 class TaskInfo(BaseModel):
+    """The task a cell ran: its spec's identity, and what this run used."""
+
     name: str
     version: str
     family: str
@@ -52,6 +70,21 @@ class TaskInfo(BaseModel):
     data_hash: str  # content hash of the inputs the task used
     options: dict[str, Any] = {}  # resolved task options (defaults + --task-arg)
     settings: dict[str, Any] = {}  # what the task reports it actually used
+
+    @classmethod
+    def of(
+        cls, spec: TaskSpec, data_hash: str, options: dict[str, Any], settings: dict[str, Any]
+    ) -> TaskInfo:
+        return cls(
+            name=spec.name,
+            version=spec.version,
+            family=spec.family,
+            main_metric=spec.main_metric,
+            headline_metrics=list(spec.headline_metrics or (spec.main_metric,)),
+            data_hash=data_hash,
+            options=options,
+            settings=settings,
+        )
 
 
 class Environment(BaseModel):
@@ -80,7 +113,7 @@ class CellResult(BaseModel):
     mode: ModeInfo
     task: TaskInfo
     seed: int
-    metrics: dict[str, MetricValue]
+    metrics: dict[str, Metric]
     details: dict[str, Any] = {}  # per-layer / per-head values and other structured output
     examples_file: str | None = None  # jsonl of per-example outputs, relative to this file
     artifacts: list[str] = Field(default_factory=list)  # figures, relative to this file

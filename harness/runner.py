@@ -26,7 +26,6 @@ from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_mode
 from posharness.results import (
     CellResult,
     Environment,
-    MetricValue,
     ModeInfo,
     ModelInfo,
     SchemaError,
@@ -343,19 +342,10 @@ def execute(
             pe_card=_as_dict(cell.model.pe_card()),
             details=cell.model.describe(),
         ),
-        mode=_mode_info(cell),
-        task=TaskInfo(
-            name=cell.task.spec.name,
-            version=cell.task.spec.version,
-            family=cell.task.spec.family,
-            main_metric=cell.task.spec.main_metric,
-            headline_metrics=list(cell.task.spec.headline_metrics or (cell.task.spec.main_metric,)),
-            data_hash=outcome.data_hash,
-            options=cell.options,
-            settings=outcome.settings,
-        ),
+        mode=ModeInfo.of(cell.mode, cell.model.modes[cell.mode]),
+        task=TaskInfo.of(cell.task.spec, outcome.data_hash, cell.options, outcome.settings),
         seed=cell.seed,
-        metrics={k: MetricValue(**_as_dict(v)) for k, v in outcome.metrics.items()},
+        metrics=dict(outcome.metrics),
         details=outcome.details,
         examples_file=examples_file,
         artifacts=[
@@ -371,17 +361,6 @@ def execute(
     )
     write_result(result, cell.path)
     return result
-
-
-def _mode_info(cell: Cell) -> ModeInfo:
-    support = cell.model.modes[cell.mode]
-    return ModeInfo(
-        name=str(cell.mode),
-        exact=support.exact,
-        definition=support.definition,
-        content_free_delta=support.content_free_delta,
-        reference_corpus=support.reference_corpus,
-    )
 
 
 def _environment(cell: Cell, device: str, ctx: TaskContext) -> Environment:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from posharness.errors import OptionError
+from posharness.results import Metric
 
 if TYPE_CHECKING:
     from posharness.adapter import Mode, ModelAdapter
@@ -34,17 +35,6 @@ class TaskSpec:
     requires: tuple[type, ...] = ()
     data_source: str = "synthetic"
     defaults: Mapping[str, Any] = field(default_factory=dict)  # task options and their defaults
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One number with its uncertainty where the task can give one."""
-
-    value: float
-    stderr: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-    n: int | None = None
 
 
 @dataclass

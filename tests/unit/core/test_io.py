@@ -28,9 +28,11 @@ def test_a_finished_write_replaces_the_file_whole(tmp_path):
 def test_an_unwritable_folder_is_one_line_with_the_hint(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(OutputError, match="cannot write to .*: pass --out") as caught:
-        with atomic_target(blocker / "x.json", hint="pass --out"):
-            pass
+    with (
+        pytest.raises(OutputError, match="cannot write to .*: pass --out") as caught,
+        atomic_target(blocker / "x.json", hint="pass --out"),
+    ):
+        pass
     assert "\n" not in str(caught.value)
 
 

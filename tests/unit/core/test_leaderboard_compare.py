@@ -14,7 +14,7 @@ from posharness.errors import DataError
 from posharness.results import (
     CellResult,
     Environment,
-    MetricValue,
+    Metric,
     ModeInfo,
     ModelInfo,
     TaskInfo,
@@ -41,7 +41,7 @@ def make_result(
             data_hash="d",
         ),
         seed=seed,
-        metrics={"acc": MetricValue(value=value), "aux": MetricValue(value=value / 2)},
+        metrics={"acc": Metric(value=value), "aux": Metric(value=value / 2)},
         examples_file=examples,
         environment=Environment(
             posharness="0", python="3", platform="x", packages={}, device="cpu"
