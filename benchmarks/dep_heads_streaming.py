@@ -53,7 +53,8 @@ def parse_args() -> argparse.Namespace:
 
 def child(args: argparse.Namespace) -> None:
     """One cell of ``args.child`` sentences; prints one JSON line for the parent."""
-    from posharness.runner import RunConfig, run
+    from posharness.planning import RunConfig
+    from posharness.runner import run
 
     with tempfile.TemporaryDirectory() as out:
         config = RunConfig(

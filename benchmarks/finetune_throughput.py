@@ -45,7 +45,8 @@ import torch
 from posharness.adapter import Mode
 from posharness.errors import PosharnessError
 from posharness.model_spec import LoadOptions
-from posharness.models.hf.adapter import HFEncoderAdapter, build_minilm
+from posharness.models.hf.adapter import HFEncoderAdapter
+from posharness.models.hf.builders import build_minilm
 from posharness.tasks.finetune.data.locate import DATASETS, load_split, locate_splits
 from posharness.tasks.finetune.engine import (
     EncodedSplit,

@@ -77,7 +77,8 @@ def evaluate(
     Bad input raises a :class:`posharness.errors.PosharnessError` before any work.
     """
     from posharness.cache import default_cache_dir
-    from posharness.runner import RunConfig, parse_batch_size, run
+    from posharness.planning import RunConfig, parse_batch_size
+    from posharness.runner import run
 
     config = RunConfig(
         models=_listed(models),

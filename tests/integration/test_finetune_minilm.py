@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.runner import RunConfig, run
+from posharness.planning import RunConfig
+from posharness.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

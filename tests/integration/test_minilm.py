@@ -10,7 +10,8 @@ import torch
 from posharness.adapter import HIDDEN, Mode
 from posharness.batching import BatchedEncoder, pad_batch
 from posharness.model_spec import LoadOptions, load_model, parse_model_spec
-from posharness.runner import RunConfig, run
+from posharness.planning import RunConfig
+from posharness.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.runner import RunConfig, run
+from posharness.planning import RunConfig
+from posharness.runner import run
 from posharness.summaries import summarize
 from posharness.tasks.shuffle.builders import PHRASE_LABELS
 from posharness.tasks.shuffle.probes import PROBES, build_probes

@@ -9,7 +9,7 @@ import pytest
 
 from posharness.adapter import ChecksModes, FineTunable, HasPositionalTerm
 from posharness.errors import PosharnessError
-from posharness.runner import check_capabilities
+from posharness.planning import check_capabilities
 from posharness.task import ReadsData, SummarizesGroup, SummarizesModes
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from posharness.errors import DataError, OptionError, UnknownNameError
+from posharness.planning import RunConfig
 from posharness.results import SCHEMA_VERSION, read_result
-from posharness.runner import RunConfig, run
+from posharness.runner import run
 
 FAST = {"length": "24", "words": "12", "bootstrap": "20"}
 

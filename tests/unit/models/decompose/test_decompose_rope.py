@@ -15,12 +15,9 @@ import torch
 
 from posharness.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
-from posharness.models.decompose.rope import (
-    MEANS_ATTR,
-    ModernBertFamily,
-    RoFormerFamily,
-    rope_symmetry_parts,
-)
+from posharness.models.decompose.modernbert import ModernBertFamily
+from posharness.models.decompose.roformer import RoFormerFamily
+from posharness.models.decompose.rope import MEANS_ATTR, rope_symmetry_parts
 from tests.unit.models.decompose import decompose_checks as checks
 
 VOCAB = 64

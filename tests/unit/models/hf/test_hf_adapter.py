@@ -9,7 +9,8 @@ from posharness.adapter import ATTENTIONS, HIDDEN, Mode
 from posharness.batching import BatchedEncoder, pad_batch
 from posharness.errors import ModelLoadError
 from posharness.model_spec import LoadOptions, load_model, parse_model_spec
-from posharness.models.hf.adapter import HFEncoderAdapter, build_hf
+from posharness.models.hf.adapter import HFEncoderAdapter
+from posharness.models.hf.builders import build_hf
 from tests.conftest import write_tiny_bert
 
 
