@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.options import include_option
+from posharness.cli.options import include_option, path_option
 
 
 @click.group()
@@ -16,10 +16,9 @@ def leaderboard() -> None:
 
 @leaderboard.command(name="build")
 @click.argument("results_dir", type=click.Path(path_type=Path))
-@click.option(
+@path_option(
     "-o",
     "--output",
-    type=click.Path(path_type=Path),
     required=True,
     help="Leaderboard JSON to write, e.g. leaderboards/NAME.json.",
 )

@@ -14,6 +14,7 @@ from posharness.cli.options import (
     parse_model_args,
     parse_seeds,
     parse_task_args,
+    path_option,
     split_commas,
 )
 
@@ -52,23 +53,20 @@ from posharness.cli.options import (
     metavar="N[,N]",
     help="One or more seeds; each is its own cell.",
 )
-@click.option(
+@path_option(
     "--output-dir",
-    type=click.Path(path_type=Path),
     default=Path("results"),
     show_default=True,
     help="Where the JSON result files go.",
 )
-@click.option(
+@path_option(
     "--leaderboard",
     "leaderboard_path",
-    type=click.Path(path_type=Path),
     default=None,
     help="Leaderboard file to write [default: leaderboards/<model>.json].",
 )
-@click.option(
+@path_option(
     "--cache-dir",
-    type=click.Path(path_type=Path),
     default=None,
     help="Feature cache [default: $POSHARNESS_CACHE or the user cache dir].",
 )
@@ -105,9 +103,8 @@ from posharness.cli.options import (
 @model_arg_option(
     "A model option, e.g. absolute=positional-stream or reference_corpus=FILE; repeatable."
 )
-@click.option(
+@path_option(
     "--data-dir",
-    type=click.Path(path_type=Path),
     default=None,
     envvar="POSHARNESS_DATA_DIR",
     help="Datasets and reference corpora in their usual layouts [env: POSHARNESS_DATA_DIR].",

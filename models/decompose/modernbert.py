@@ -11,17 +11,14 @@ from posharness.models.decompose.core import (
     Split,
     matmul_scores,
 )
-from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.family import Definition
 from posharness.models.decompose.rope import (
-    MEANS_ATTR,
     MeanQueryKey,
     RotaryFamily,
     Rotate,
-    mean_input,
     mean_qk_delta,
     on_device_of,
     require_means,
-    require_reference,
     rope_symmetry_parts,
     scaled,
     split_of,
@@ -103,22 +100,13 @@ class ModernBertFamily(RotaryFamily):
 
         self.install_once(model, install)
 
-    def prepare(
-        self, model: nn.Module, definition: Definition, reference: Reference | None
-    ) -> None:
-        import torch
-
-        reference = require_reference(reference)
-        for layer, module in enumerate(self.attention_modules(model)):
-            mean = mean_input(reference, layer)
-            weight = module.Wqkv.weight.detach().float()
-            bias = module.Wqkv.bias
-            with torch.no_grad():
-                projected = mean.to(weight.device) @ weight.T
-                if bias is not None:
-                    projected = projected + bias.detach().float()
-            query, key, _ = projected.view(3, -1, module.head_dim).unbind(0)  # as Wqkv's view
-            setattr(module, MEANS_ATTR, MeanQueryKey(query.clone(), key.clone()))
+    def project_means(self, module: nn.Module, mean: torch.Tensor) -> MeanQueryKey:
+        weight = module.Wqkv.weight.detach().float()
+        projected = mean.to(weight.device) @ weight.T
+        if module.Wqkv.bias is not None:
+            projected = projected + module.Wqkv.bias.detach().float()
+        query, key, _ = projected.view(3, -1, module.head_dim).unbind(0)  # as Wqkv's view
+        return MeanQueryKey(query.clone(), key.clone())
 
     def rotation(self, model: nn.Module, layer: int, length: int) -> tuple[Any, Any]:
         """(cos, sin) [1, n, d] of positions 0..n−1 from the model's rotary module, float32."""

@@ -16,18 +16,15 @@ from posharness.models.decompose.core import (
     choose_scores,
     module_mode,
 )
-from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.family import Definition
 from posharness.models.decompose.rope import (
-    MEANS_ATTR,
     MeanQueryKey,
     RotaryFamily,
     Rotate,
     as_float,
-    mean_input,
     mean_qk_delta,
     on_device_of,
     require_means,
-    require_reference,
     rope_symmetry_parts,
     split_of,
 )
@@ -122,25 +119,16 @@ class RoFormerFamily(RotaryFamily):
 
         self.install_once(model, install)
 
-    def prepare(
-        self, model: nn.Module, definition: Definition, reference: Reference | None
-    ) -> None:
+    def project_means(self, module: nn.Module, mean: torch.Tensor) -> MeanQueryKey:
         import torch
 
-        reference = require_reference(reference)
-        for layer, module in enumerate(self.attention_modules(model)):
-            mean = mean_input(reference, layer)
-            heads, size = module.num_attention_heads, module.attention_head_size
-            with torch.no_grad():
-                mean = mean.to(module.query.weight.device)
-                query = torch.nn.functional.linear(
-                    mean, module.query.weight.float(), as_float(module.query.bias)
-                )
-                key = torch.nn.functional.linear(
-                    mean, module.key.weight.float(), as_float(module.key.bias)
-                )
-            means = MeanQueryKey(query.view(heads, size).clone(), key.view(heads, size).clone())
-            setattr(module, MEANS_ATTR, means)
+        heads, size = module.num_attention_heads, module.attention_head_size
+        mean = mean.to(module.query.weight.device)
+        query = torch.nn.functional.linear(
+            mean, module.query.weight.float(), as_float(module.query.bias)
+        )
+        key = torch.nn.functional.linear(mean, module.key.weight.float(), as_float(module.key.bias))
+        return MeanQueryKey(query.view(heads, size).clone(), key.view(heads, size).clone())
 
     def sinusoidal_pos(self, model: nn.Module, length: int) -> torch.Tensor:
         """[1, 1, n, d] for positions 0..n−1, as RoFormerEncoder builds it."""

@@ -166,6 +166,22 @@ class RotaryFamily:
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
         raise NotImplementedError
 
+    def project_means(self, module: nn.Module, mean: torch.Tensor) -> MeanQueryKey:
+        """The layer's mean attention input through its own query and key projections."""
+        raise NotImplementedError
+
+    def prepare(
+        self, model: nn.Module, definition: Definition, reference: Reference | None
+    ) -> None:
+        """Each layer's mean pre-rotation q̄, k̄ from the reference corpus, by linearity."""
+        import torch
+
+        reference = require_reference(reference)
+        for layer, module in enumerate(self.attention_modules(model)):
+            with torch.no_grad():
+                means = self.project_means(module, mean_input(reference, layer))
+            setattr(module, MEANS_ATTR, means)
+
     def install_once(self, model: nn.Module, install: Callable[[nn.Module], None]) -> None:
         for module in self.attention_modules(model):
             if getattr(module, INSTALLED_ATTR, False):

@@ -61,6 +61,11 @@ def _p(
     return Profile(name, description, metrics, main, select, report, **kw)
 
 
+def _cv(name: str, description: str) -> Profile:
+    """A SentEval classification task scored by 10-fold cross-validation (no splits)."""
+    return _p(name, f"{description} (10-fold CV)", ACC, "accuracy", "all", _CV, folds=10)
+
+
 PROFILES = {
     p.name: p
     for p in (
@@ -108,36 +113,10 @@ PROFILES = {
         _p("qnli", "GLUE QNLI question entailment", ACC, "accuracy", "dev", _DEV),
         _p("rte", "GLUE RTE entailment", ACC, "accuracy", "dev", _DEV),
         _p("wnli", "GLUE WNLI coreference entailment", ACC, "accuracy", "dev", _DEV),
-        _p(
-            "mr",
-            "SentEval MR movie-review polarity (10-fold CV)",
-            ACC,
-            "accuracy",
-            "all",
-            _CV,
-            folds=10,
-        ),
-        _p(
-            "subj", "SentEval SUBJ subjectivity (10-fold CV)", ACC, "accuracy", "all", _CV, folds=10
-        ),
-        _p(
-            "cr",
-            "SentEval CR product-review polarity (10-fold CV)",
-            ACC,
-            "accuracy",
-            "all",
-            _CV,
-            folds=10,
-        ),
-        _p(
-            "mpqa",
-            "SentEval MPQA opinion polarity (10-fold CV)",
-            ACC,
-            "accuracy",
-            "all",
-            _CV,
-            folds=10,
-        ),
+        _cv("mr", "SentEval MR movie-review polarity"),
+        _cv("subj", "SentEval SUBJ subjectivity"),
+        _cv("cr", "SentEval CR product-review polarity"),
+        _cv("mpqa", "SentEval MPQA opinion polarity"),
         _p(
             "trec",
             "SentEval TREC question type (6 classes)",

@@ -83,6 +83,16 @@ class _HeadsMixin:
     heads: int
     head_size: int
 
+    def _projections(self, config: PEConfig) -> None:
+        """Heads, head size and the query/key/value projections every attention shares."""
+        self.heads = config.num_attention_heads
+        self.head_size = config.head_size
+        size = config.hidden_size
+        self.query = nn.Linear(size, size)
+        self.key = nn.Linear(size, size)
+        self.value = nn.Linear(size, size)
+        self.dropout = config.attention_probs_dropout_prob
+
     def split(self, x: torch.Tensor) -> torch.Tensor:
         return x.view(*x.shape[:-1], self.heads, self.head_size).transpose(-3, -2)
 
@@ -126,13 +136,7 @@ class PESelfAttention(_HeadsMixin, nn.Module):
 
     def __init__(self, config: PEConfig) -> None:
         super().__init__()
-        self.heads = config.num_attention_heads
-        self.head_size = config.head_size
-        size = config.hidden_size
-        self.query = nn.Linear(size, size)
-        self.key = nn.Linear(size, size)
-        self.value = nn.Linear(size, size)
-        self.dropout = config.attention_probs_dropout_prob
+        self._projections(config)
         factor = 2 if config.scheme in TUPE else 1
         self.scale = 1.0 / math.sqrt(factor * self.head_size)
         self.rope = config.scheme == "rope"
@@ -245,13 +249,7 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
 
     def __init__(self, config: PEConfig) -> None:
         super().__init__()
-        self.heads = config.num_attention_heads
-        self.head_size = config.head_size
-        size = config.hidden_size
-        self.query = nn.Linear(size, size)
-        self.key = nn.Linear(size, size)
-        self.value = nn.Linear(size, size)
-        self.dropout = config.attention_probs_dropout_prob
+        self._projections(config)
         self.scale = 1.0 / math.sqrt(self.head_size)
         self.layer_score = AttenuationScore(config)
 
