@@ -1,7 +1,7 @@
 """Does rerunning a finished cell cost (almost) nothing?
 
 The runner promises that a rerun of a finished cell is skipped after fingerprinting the
-model, without loading weights or encoding anything (``runner.py``, ``models/hf.py``).
+model, without loading weights or encoding anything (``runner.py``, ``models/hf/adapter.py``).
 This benchmark times the whole CLI process, as a user would see it: in a fresh temp
 folder with a fresh feature cache it runs
 
