@@ -118,6 +118,10 @@ class EncoderOutput:
 
 HIDDEN = "hidden"
 ATTENTIONS = "attentions"
+# The content-free positional term (``HasPositionalTerm.positional_scores``): a task that
+# reads it depends on the positional mode's definition and reference corpus in every
+# mode, so that identity joins its cells' identity.
+POSITIONAL_TERM = "positional_term"
 
 
 def mode_identity(model: ModelAdapter, mode: Mode) -> str:

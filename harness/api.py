@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from posharness.adapter import ModelAdapter
     from posharness.leaderboard import Leaderboard
+    from posharness.planning import Cell
     from posharness.runner import CellOutcome, Reporter
     from posharness.task import Task
 
@@ -73,7 +74,7 @@ def evaluate(
     and write the summaries.
 
     ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
-    turns the feature cache off. ``leaderboard`` defaults to ``leaderboards/<model>.json``.
+    turns the feature cache off. ``leaderboard`` defaults to ``<output_dir>/<model>.json``.
     Bad input raises a :class:`posharness.errors.PosharnessError` before any work.
     """
     from posharness.cache import default_cache_dir
@@ -96,25 +97,38 @@ def evaluate(
         model_args={k: str(v) for k, v in (model_args or {}).items()},
         data_dir=_path(data_dir),
     )
-    outcomes = run(config, reporter)
+    board_path = _path(leaderboard)
+    if board_path is not None:  # found before any compute, not after it
+        check_leaderboard_path(board_path)
+    # --overwrite asks for the new settings to replace the old: nothing to refuse then.
+    admit = None if overwrite else (lambda cells: _admit(cells, board_path, config.output_dir))
+    outcomes = run(config, reporter, admit)
     if not outcomes:
         return Evaluation(outcomes, None, None, False, [])
-    return _record(outcomes, _path(leaderboard))
+    return _record(outcomes, board_path, config.output_dir, replace_settings=overwrite)
 
 
 def _path(value: str | Path | None) -> Path | None:
     return None if value is None else Path(value)
 
 
-def _record(outcomes: list[CellOutcome], leaderboard: Path | None) -> Evaluation:
-    """Merge the cells into their leaderboard and write the cross-mode summaries."""
+def _record(
+    outcomes: list[CellOutcome],
+    leaderboard: Path | None,
+    output_dir: Path,
+    replace_settings: bool = False,
+) -> Evaluation:
+    """Merge the cells into their leaderboard and write the cross-mode summaries.
+
+    The default board lives beside the results it is built from (``<output-dir>/
+    <model>.json``), never in the repository's committed ``leaderboards/`` unless a
+    ``leaderboard`` path says so.
+    """
     from posharness import leaderboard as lb
     from posharness.errors import PosharnessError
     from posharness.summaries import summarize
 
-    # The results folder names: the spec, plus its --model-arg values when it has some.
-    slugs = list(dict.fromkeys(o.cell.path.parent.name for o in outcomes))
-    path = leaderboard or Path("leaderboards") / f"{'__'.join(slugs)}.json"
+    path = leaderboard or _default_board([o.cell for o in outcomes], output_dir)
     board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
     earlier, replaced = None, None
     if path.exists():
@@ -123,9 +137,49 @@ def _record(outcomes: list[CellOutcome], leaderboard: Path | None) -> Evaluation
         except PosharnessError as exc:  # the results it came from are still on disk
             replaced = str(exc)
     if earlier is not None:
-        board = lb.merge(earlier, board)
+        board = lb.merge(earlier, board, path, replace_settings)
     lb.save_if_changed(board, path)
     return Evaluation(outcomes, board, path, earlier is not None, summarize(outcomes), replaced)
+
+
+def _default_board(cells: list[Cell], output_dir: Path) -> Path:
+    # The results folder names: the spec, plus its --model-arg values when it has some.
+    slugs = list(dict.fromkeys(cell.path.parent.name for cell in cells))
+    return output_dir / f"{'__'.join(slugs)}.json"
+
+
+def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> None:
+    """Refuse, before any compute, cells the target leaderboard could not take: a task
+    it already holds for that model, mode and limit under other options."""
+    from posharness import leaderboard as lb
+    from posharness.errors import PosharnessError
+
+    path = leaderboard or _default_board(cells, output_dir)
+    if not cells or not path.exists():
+        return
+    try:
+        board = lb.load(path)
+    except PosharnessError:
+        return  # unreadable: it will be replaced, and the user told so
+    rows = {row.key: row for row in board.rows}
+    for cell in cells:
+        key = (cell.model.fingerprint(), str(cell.mode), cell.limit)
+        row = rows.get(key)
+        if row is not None:
+            options = lb.non_default_options(cell.task.spec.name, cell.options)
+            lb.check_task_options(row, cell.task.spec.name, options, path)
+
+
+def check_leaderboard_path(path: Path) -> None:
+    """A leaderboard that could not be written fails here, before any cell runs."""
+    from posharness.errors import OutputError
+    from posharness.io import check_writable_file
+
+    if path.is_dir():
+        raise OutputError(
+            f"--leaderboard {path} is a folder: give a file path, e.g. {path / 'board.json'}"
+        )
+    check_writable_file(path, "--leaderboard")
 
 
 def load_model(spec: str, **options: Any) -> ModelAdapter:

@@ -57,3 +57,10 @@ def _accelerator_possible() -> bool:
         return True
     nodes = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd", "/dev/dxg")
     return any(os.path.exists(node) for node in nodes)
+
+
+def resolve_dtype(name: str, device: str) -> str:
+    """``auto`` is bf16 on CUDA (half the memory, same range) and float32 elsewhere."""
+    if name == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    return name

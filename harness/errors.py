@@ -49,3 +49,7 @@ class OutputError(PosharnessError):
 
 class UnsupportedModeError(PosharnessError):
     """An attention mode the model does not implement."""
+
+
+class SettingsConflictError(PosharnessError):
+    """A leaderboard merge that would put one task's scores under two settings in a row."""

@@ -39,6 +39,21 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
             tmp.unlink()
 
 
+def check_writable_file(path: Path, option: str) -> None:
+    """Fail now, in one line, if ``path`` could not be created or replaced later."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".probe")
+        os.close(handle)
+        os.unlink(name)
+    except OSError as exc:
+        raise OutputError(
+            f"{option} {path}: its folder {folder} is not writable ({exc.strerror}): "
+            f"pass {option} with a path you can write to"
+        ) from exc
+
+
 def atomic_write_text(path: Path, text: str, *, hint: str = "choose a writable folder") -> None:
     with atomic_target(path, hint=hint) as tmp:
         tmp.write_text(text, encoding="utf-8")

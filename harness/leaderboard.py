@@ -1,4 +1,10 @@
-"""Leaderboards: one row per (model, mode), one column per task metric, mean ± sd over seeds.
+"""Leaderboards: one row per (model, mode, settings), one column per task metric, mean ± sd
+over seeds.
+
+A row's ``settings`` say what sets it apart from a plain run: ``limit`` (cells computed
+on at most that many examples) and ``options`` (task options that differ from the task's
+defaults). Rows with another limit are kept apart; a merge that would put one task's
+scores under two sets of options in one row is refused in one line.
 
 A leaderboard is built from result files and saved as JSON (with ``schema_version``);
 each row keeps the paths of the results it came from, relative to the leaderboard, so
@@ -19,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from posharness.errors import DataError, SchemaError
+from posharness.errors import DataError, SchemaError, SettingsConflictError
 from posharness.io import atomic_write_text
 from posharness.results import (
     CellResult,
@@ -58,6 +64,12 @@ class Row(BaseModel):
     pe_family: str
     scores: dict[str, Score]  # column key → score
     results: list[str]  # result files, relative to the leaderboard file
+    settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
+
+    @property
+    def key(self) -> tuple[str, str, int | None]:
+        """Rows are the same row when model, mode and limit agree."""
+        return (self.fingerprint, self.mode, self.settings.get("limit"))
 
 
 class Leaderboard(BaseModel):
@@ -86,16 +98,16 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     """Aggregate results into rows; ``location`` is where the leaderboard will be saved."""
     columns: dict[str, Column] = {}
     rank: dict[str, int] = {}  # headline metrics keep the order the task declares
-    groups: dict[tuple[str, str], list[tuple[Path, CellResult]]] = defaultdict(list)
+    groups: dict[tuple[str, str, int | None], list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
-        groups[(result.model.fingerprint, result.mode.name)].append((path, result))
+        groups[(result.model.fingerprint, result.mode.name, result.limit)].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
             column = Column(task=result.task.name, metric=metric, headline=metric in headline)
             columns.setdefault(column.key, column)
             rank[column.key] = headline.index(metric) if metric in headline else len(headline)
     rows = []
-    for (_, mode), members in groups.items():
+    for (_, mode, _), members in groups.items():
         first = members[0][1]
         by_column: dict[str, list[tuple[int, Any]]] = defaultdict(list)
         for _, result in members:
@@ -112,6 +124,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 pe_family=str(first.model.pe_card.get("family", "unknown")),
                 scores=scores,
                 results=sorted(_relative(p, location.parent) for p, _ in members),
+                settings=_settings([result for _, result in members]),
             )
         )
     ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
@@ -123,27 +136,43 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     )
 
 
-def merge(earlier: Leaderboard, fresh: Leaderboard) -> Leaderboard:
+def merge(
+    earlier: Leaderboard,
+    fresh: Leaderboard,
+    where: Path | None = None,
+    replace_settings: bool = False,
+) -> Leaderboard:
     """``fresh`` written over ``earlier``: a run adds to a leaderboard instead of replacing it.
 
     Every (model, mode, task) the fresh board holds replaces the earlier scores of that
     task; rows, tasks and result paths it did not compute are kept as they were, so
     running one task more never wipes the others (a committed leaderboard whose result
-    files are not at hand included). Rows are matched by model fingerprint and mode.
+    files are not at hand included). Rows are matched by model fingerprint, mode and
+    limit; a task rerun with other options than the row holds is refused, naming both,
+    unless ``replace_settings`` (``--overwrite``) asks for the new options to replace them.
     """
-    rows = {(row.fingerprint, row.mode): row for row in earlier.rows}
+    rows = {row.key: row for row in earlier.rows}
     for row in fresh.rows:
-        old = rows.get((row.fingerprint, row.mode))
+        old = rows.get(row.key)
         if old is None:
-            rows[(row.fingerprint, row.mode)] = row
+            rows[row.key] = row
             continue
         tasks = {key.split("/", 1)[0] for key in row.scores}
+        if not replace_settings:
+            _check_same_options(old, row, tasks, where)
         kept = {k: v for k, v in old.scores.items() if k.split("/", 1)[0] not in tasks}
         paths = [p for p in old.results if Path(p).name.split("__", 1)[0] not in tasks]
-        rows[(row.fingerprint, row.mode)] = row.model_copy(
+        options = {
+            task: values
+            for task, values in old.settings.get("options", {}).items()
+            if task not in tasks
+        } | row.settings.get("options", {})
+        settings = {k: v for k, v in row.settings.items() if k != "options"}
+        rows[row.key] = row.model_copy(
             update={
                 "scores": kept | row.scores,
                 "results": sorted(set(paths) | set(row.results)),
+                "settings": settings | ({"options": options} if options else {}),
             }
         )
     fresh_tasks = {c.task for c in fresh.columns}
@@ -151,6 +180,57 @@ def merge(earlier: Leaderboard, fresh: Leaderboard) -> Leaderboard:
     return fresh.model_copy(
         update={"columns": _stable_by_task(columns), "rows": _sorted_rows(list(rows.values()))}
     )
+
+
+def _check_same_options(old: Row, fresh: Row, tasks: set[str], where: Path | None) -> None:
+    for task in sorted(tasks):
+        check_task_options(old, task, fresh.settings.get("options", {}).get(task, {}), where)
+
+
+def check_task_options(
+    row: Row, task: str, options: dict[str, Any], where: Path | None = None
+) -> None:
+    """Refuse to put ``task`` under ``options`` in a row that holds it under others."""
+    before = row.settings.get("options", {}).get(task, {})
+    if before != options and any(k.startswith(f"{task}/") for k in row.scores):
+        board = f"leaderboard {where}" if where else "the leaderboard"
+        raise SettingsConflictError(
+            f"{board} holds {task} for {row.model} ({row.mode}) with options "
+            f"{_options_text(before)}; this run uses {_options_text(options)}: pass another "
+            "--leaderboard, or rebuild the board from one setting's results"
+        )
+
+
+def _options_text(options: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "the defaults"
+
+
+def _settings(results: list[CellResult]) -> dict[str, Any]:
+    """What sets these cells apart from a plain run: their limit and non-default options."""
+    settings: dict[str, Any] = {}
+    if results[0].limit is not None:
+        settings["limit"] = results[0].limit
+    options = {}
+    for result in results:
+        changed = non_default_options(result.task.name, result.task.options)
+        if changed:
+            options[result.task.name] = changed
+    if options:
+        settings["options"] = options
+    return settings
+
+
+def non_default_options(task: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Options that differ from the task's defaults; all of them for a task not registered
+    here (a plugin that is not installed), so nothing is hidden."""
+    from posharness.errors import PosharnessError
+    from posharness.plugins import tasks
+
+    try:
+        defaults = tasks.get(task)().spec.defaults
+    except PosharnessError:
+        return dict(options)
+    return {k: v for k, v in options.items() if defaults.get(k, object()) != v}
 
 
 def _stable_by_task(columns: list[Column]) -> list[Column]:
@@ -163,7 +243,17 @@ def _stable_by_task(columns: list[Column]) -> list[Column]:
 
 def _sorted_rows(rows: list[Row]) -> list[Row]:
     mode_order = {"both": 0, "contextual": 1, "positional": 2}
-    return sorted(rows, key=lambda r: (r.pe_family, r.model, mode_order.get(r.mode, 9)))
+    # Within one model and mode: the full run first, then limited rows, largest first.
+    return sorted(
+        rows,
+        key=lambda r: (
+            r.pe_family,
+            r.model,
+            mode_order.get(r.mode, 9),
+            r.fingerprint,
+            -(r.settings.get("limit") or float("inf")),
+        ),
+    )
 
 
 def _score(values: list[tuple[int, Any]]) -> Score:
@@ -230,7 +320,13 @@ def _model_labels(board: Leaderboard) -> list[str]:
 
 
 def _mode_label(row: Row) -> str:
-    return row.mode if row.exact else f"{row.mode} ({row.definition})"
+    """The mode, its definition where not exact, and the row's settings where it has any."""
+    label = row.mode if row.exact else f"{row.mode} ({row.definition})"
+    if "limit" in row.settings:
+        label += f" · limit {row.settings['limit']}"
+    for task, options in sorted(row.settings.get("options", {}).items()):
+        label += " · " + ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
+    return label
 
 
 def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[list[str]]]:

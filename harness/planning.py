@@ -9,13 +9,21 @@ missing dataset — fails here, in one line, before any cell runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from posharness.adapter import ChecksModes, Mode, ModelAdapter, capability_name, mode_identity
-from posharness.device import check_device_name
+from posharness.adapter import (
+    POSITIONAL_TERM,
+    ChecksModes,
+    Mode,
+    ModelAdapter,
+    capability_name,
+    mode_identity,
+)
+from posharness.device import check_device_name, resolve_dtype
 from posharness.errors import OptionError, OutputError, UnsupportedModeError
 from posharness.hashing import hash_obj
 from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
@@ -52,6 +60,7 @@ class Cell:
     options: dict[str, Any]
     cell_id: str
     path: Path  # the result file
+    limit: int | None = None  # --limit, which also names the file (result_suffix)
 
     @property
     def label(self) -> str:
@@ -82,18 +91,16 @@ def parse_modes(modes: list[str]) -> list[Mode]:
     return out
 
 
-def check_output_dir(folder: Path) -> None:
-    """Fail before any work if results could not be written."""
+def check_output_dir(folder: Path, what: str = "output folder", hint: str | None = None) -> None:
+    """Fail before any work if results (or cache entries) could not be written there."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / ".posharness-write-test"
+        probe = folder / f".posharness-write-test-{os.getpid()}"
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise OutputError(
-            f"output folder {folder} is not writable ({exc.strerror}): pass --output-dir with a "
-            "folder you can write to"
-        ) from exc
+        fix = hint or "pass --output-dir with a folder you can write to"
+        raise OutputError(f"{what} {folder} is not writable ({exc.strerror}): {fix}") from exc
 
 
 def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
@@ -118,6 +125,12 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
     for spec in config.models:
         parse_model_spec(spec)
     check_output_dir(config.output_dir)
+    if config.cache_dir is not None:
+        check_output_dir(
+            config.cache_dir,
+            "cache folder",
+            "pass a writable --cache-dir, set POSHARNESS_CACHE, or use --no-cache",
+        )
     return task_names, modes
 
 
@@ -146,7 +159,10 @@ def cell_identity(
     seed: int,
     limit: int | None,
     data: Any = None,
+    positional_term: str | None = None,
 ) -> str:
+    """The hash of everything a cell's result depends on (tests/unit/core/
+    test_cell_identity.py varies each input in turn)."""
     identity = {
         "fingerprint": fingerprint,
         "mode": str(mode),
@@ -158,6 +174,8 @@ def cell_identity(
     }
     if data is not None:  # only tasks that read files have it; older cell ids stay valid
         identity["data"] = data
+    if positional_term is not None:  # only tasks that read the positional term have it
+        identity["positional_term"] = positional_term
     return hash_obj(identity)[:16]
 
 
@@ -184,6 +202,7 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
         )
         prepared.append((name, task, task_options, identity))
     cells = []
+    settings_suffix = result_suffix(config.limit, resolve_dtype(config.dtype, device))
     for text in config.models:
         spec = parse_model_spec(text)
         model = load_model(spec, options)
@@ -207,11 +226,33 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                         seed,
                         config.limit,
                         identity,
+                        positional_term_identity(model, task),
                     )
                     folder = config.output_dir / spec.results_slug(config.model_args)
-                    path = folder / f"{name}__{mode}__seed{seed}.json"
-                    cells.append(Cell(spec, model, task, mode, seed, task_options, cell_id, path))
+                    path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
+                    cells.append(
+                        Cell(
+                            spec, model, task, mode, seed, task_options, cell_id, path, config.limit
+                        )
+                    )
     return cells
+
+
+def result_suffix(limit: int | None, dtype: str) -> str:
+    """What keeps a limited or half-precision cell's file apart from the full float32 one,
+    so neither overwrites the other's result (``__limit10``, ``__bfloat16``)."""
+    parts = [f"limit{limit}"] if limit is not None else []
+    if dtype != "float32":
+        parts.append(dtype)
+    return "".join(f"__{part}" for part in parts)
+
+
+def positional_term_identity(model: ModelAdapter, task: Task) -> str | None:
+    """For a task that reads the positional term: the definition and reference corpus it
+    is computed under, whatever mode the cell runs in (None for other tasks)."""
+    if POSITIONAL_TERM not in task.spec.needs:
+        return None
+    return mode_identity(model, Mode.POSITIONAL) if Mode.POSITIONAL in model.modes else "none"
 
 
 def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:

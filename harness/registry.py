@@ -238,7 +238,7 @@ def include(path: str | Path, registries: tuple[Registry, ...]) -> list[str]:
     Returns the module names imported.
     """
     path = Path(path)
-    if not path.exists():
+    if not path.is_dir() and not path.is_file():  # missing, or a device such as /dev/null
         raise OptionError(
             f"--include {path}: no such file or folder; give a .py file or a folder of them"
         )

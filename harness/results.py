@@ -113,6 +113,7 @@ class CellResult(BaseModel):
     mode: ModeInfo
     task: TaskInfo
     seed: int
+    limit: int | None = None  # --limit: at most this many examples (absent before it was kept)
     metrics: dict[str, Metric]
     details: dict[str, Any] = {}  # per-layer / per-head values and other structured output
     examples_file: str | None = None  # jsonl of per-example outputs, relative to this file

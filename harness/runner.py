@@ -73,12 +73,20 @@ def finished_result(cell: Cell) -> CellResult | None:
     return result if result.cell_id == cell.cell_id else None
 
 
-def run(config: RunConfig, reporter: Reporter | None = None) -> list[CellOutcome]:
+def run(
+    config: RunConfig,
+    reporter: Reporter | None = None,
+    admit: Callable[[list[Cell]], None] | None = None,
+) -> list[CellOutcome]:
+    """Plan, skip finished cells, execute the rest. ``admit`` sees the planned cells
+    before any runs and may refuse them (the API checks the target leaderboard there)."""
     reporter = reporter or SilentReporter()
     device = resolve_device(config.device)
     if config.cache_dir is not None:
         remember_file_hashes_in(config.cache_dir / "file-hashes")
     cells = plan(config, device)
+    if admit is not None:
+        admit(cells)
     cache = FeatureCache(config.cache_dir)
     outcomes = []
     todo = []
@@ -139,6 +147,7 @@ def execute(
         mode=ModeInfo.of(cell.mode, cell.model.modes[cell.mode]),
         task=TaskInfo.of(cell.task.spec, outcome.data_hash, cell.options, outcome.settings),
         seed=cell.seed,
+        limit=config.limit,
         metrics=dict(outcome.metrics),
         details=outcome.details,
         examples_file=examples_file,

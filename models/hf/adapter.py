@@ -24,6 +24,7 @@ from posharness.adapter import (
     PECard,
     TokenizedText,
 )
+from posharness.device import resolve_dtype
 from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
 from posharness.model_spec import LoadOptions
 from posharness.models.decompose.controller import Decomposition, ReferenceLayout
@@ -46,13 +47,6 @@ def _first_int(config: dict[str, Any], *names: str) -> int:
         if config.get(name):
             return int(config[name])
     return 0
-
-
-def resolve_dtype(name: str, device: str) -> str:
-    """``auto`` is bf16 on CUDA (half the memory, same range) and float32 elsewhere."""
-    if name == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
-    return name
 
 
 class HFEncoderAdapter:

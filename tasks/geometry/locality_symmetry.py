@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, ModelAdapter
+from posharness.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
     PROBE_OPTIONS,
@@ -76,7 +76,7 @@ class LocalitySymmetry:
         headline_metrics=GEOMETRY
         + tuple(f"{name}_no_special" for name in GEOMETRY)
         + ("positional_term_locality", "positional_term_symmetry"),
-        needs=frozenset({ATTENTIONS}),
+        needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="identical-word probe (random whole words from the model's vocabulary)",
         defaults={**PROBE_OPTIONS, "bootstrap": 200, "figures": True},
     )

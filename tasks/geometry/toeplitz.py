@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, ModelAdapter
+from posharness.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
     PROBE_OPTIONS,
@@ -60,7 +60,7 @@ class Toeplitz:
             "positional_term_r2",
             "positional_term_r2_shuffled",
         ),
-        needs=frozenset({ATTENTIONS}),
+        needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="position table + identical-word probe",
         defaults={**PROBE_OPTIONS, "controls": 20, "figures": True},
     )
