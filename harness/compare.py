@@ -12,6 +12,7 @@ instead of inventing a p-value.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,27 +54,70 @@ class RowComparison:
     a: Row
     b: Row
     metrics: list[MetricComparison]
+    missing: list[str]  # result files a paired test would need that are not at hand
 
 
-def pair_rows(left: Leaderboard, right: Leaderboard) -> list[tuple[Row, Row]]:
-    """Same (model, mode) when the boards share models, else the same mode."""
-    shared_models = {r.model for r in left.rows} & {r.model for r in right.rows}
-    pairs = []
-    for a in left.rows:
-        for b in right.rows:
-            same_mode = a.mode == b.mode
-            if same_mode and (a.model == b.model or not shared_models):
-                pairs.append((a, b))
-    return pairs
+@dataclass(frozen=True)
+class RowFilter:
+    """Which rows to compare: a model (its spec or its registered name), modes, tasks."""
+
+    models: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+
+    def keeps(self, row: Row) -> bool:
+        named = not self.models or bool({row.model, model_name(row.model)} & set(self.models))
+        return named and (not self.modes or row.mode in self.modes)
 
 
-def compare_files(path_a: Path, path_b: Path) -> list[RowComparison]:
+def model_name(spec: str) -> str:
+    """The registered name a spec loads (``tupe-r`` of ``tupe-r@runs/x``); a Hugging Face
+    spec is kept whole, since ``hf`` alone names no model."""
+    return spec if spec.startswith("hf:") else spec.partition("@")[0]
+
+
+def pair_rows(
+    left: Leaderboard, right: Leaderboard, keep: RowFilter = RowFilter()
+) -> list[tuple[Row, Row]]:
+    """One pair per (model, mode, limit) both boards hold — never a cross product.
+
+    Models match by spec; failing that by registered name (``tupe-r`` before training
+    against ``tupe-r@checkpoint`` after); failing that, when each board holds one model,
+    those two. Rows of other limits are never paired with each other.
+    """
+    a_rows = [r for r in left.rows if keep.keeps(r)]
+    b_rows = [r for r in right.rows if keep.keeps(r)]
+    matchers: list[Callable[[Row], str]] = [lambda r: r.model, lambda r: model_name(r.model)]
+    if _one_model_each(a_rows, b_rows):
+        matchers.append(lambda r: "the one model")
+    for identify in matchers:
+        b_index = {(identify(b), b.mode, b.settings.get("limit")): b for b in b_rows}
+        pairs = [
+            (a, b_index[key])
+            for a in a_rows
+            if (key := (identify(a), a.mode, a.settings.get("limit"))) in b_index
+        ]
+        if pairs:
+            return pairs
+    return []
+
+
+def _one_model_each(a_rows: list[Row], b_rows: list[Row]) -> bool:
+    return len({r.fingerprint for r in a_rows}) == 1 and len({r.fingerprint for r in b_rows}) == 1
+
+
+def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> list[RowComparison]:
     left, right = load(path_a), load(path_b)
     out = []
-    for a, b in pair_rows(left, right):
-        keys = [c.key for c in left.columns if c.key in a.scores and c.key in b.scores]
-        examples_a = _examples_by_task(a, path_a.parent)
-        examples_b = _examples_by_task(b, path_b.parent)
+    for a, b in pair_rows(left, right, keep):
+        keys = [
+            c.key
+            for c in left.columns
+            if c.key in a.scores and c.key in b.scores and (not keep.tasks or c.task in keep.tasks)
+        ]
+        missing: list[str] = []
+        examples_a = _examples_by_task(a, path_a.parent, missing)
+        examples_b = _examples_by_task(b, path_b.parent, missing)
         metrics = []
         for key in keys:
             task, metric = key.split("/", 1)
@@ -81,16 +125,20 @@ def compare_files(path_a: Path, path_b: Path) -> list[RowComparison]:
             metrics.append(
                 MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note)
             )
-        out.append(RowComparison(a, b, metrics))
+        out.append(RowComparison(a, b, metrics, missing))
     return out
 
 
-def _examples_by_task(row: Row, base: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """task → example id → example, from the lowest seed of each task that kept examples."""
+def _examples_by_task(
+    row: Row, base: Path, missing: list[str]
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """task → example id → example, from the lowest seed of each task that kept examples;
+    result files that are not at hand are added to ``missing``."""
     found: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}
     for relative in row.results:
         path = base / relative
         if not path.exists():
+            missing.append(str(path))
             continue
         result = read_result(path)
         if result.examples_file is None:

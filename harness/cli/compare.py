@@ -6,16 +6,36 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.options import include_option
+from posharness.cli.options import include_option, split_commas
 
 
 @click.command()
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
 @click.option("--all-metrics", is_flag=True, help="Every metric, not only the headline ones.")
+@click.option(
+    "--model", "models", multiple=True, metavar="NAME", help="Only this model (spec or name)."
+)
+@click.option("--mode", "modes", multiple=True, metavar="MODES", help="Only these modes.")
+@click.option("--task", "tasks", multiple=True, metavar="TASKS", help="Only these tasks.")
 @include_option
-def compare(a: Path, b: Path, all_metrics: bool) -> None:
-    """Per-task deltas B − A between two leaderboards, with paired tests."""
-    from posharness.cli.console import print_comparison
+def compare(
+    a: Path,
+    b: Path,
+    all_metrics: bool,
+    models: tuple[str, ...],
+    modes: tuple[str, ...],
+    tasks: tuple[str, ...],
+) -> None:
+    """Per-task deltas B − A between two leaderboards, with paired tests.
 
-    print_comparison(a, b, all_metrics)
+    Rows pair by model and mode (a model matches by spec, else by registered name, so
+    `tupe-r` before training meets `tupe-r@CHECKPOINT` after); one table per pair.
+    """
+    from posharness.cli.console import print_comparison
+    from posharness.compare import RowFilter
+
+    keep = RowFilter(
+        tuple(split_commas(models)), tuple(split_commas(modes)), tuple(split_commas(tasks))
+    )
+    print_comparison(a, b, all_metrics, keep)

@@ -130,18 +130,22 @@ def print_registry(what: str) -> None:
             console().print(f"group [bold]{group}[/] → {', '.join(members)}")
 
 
-def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
+def print_comparison(path_a: Path, path_b: Path, all_metrics: bool, keep) -> None:
     from posharness.compare import compare_files
     from posharness.leaderboard import load
 
     headline = {c.key for c in load(path_a).columns if c.headline or all_metrics}
-    comparisons = compare_files(path_a, path_b)
+    comparisons = compare_files(path_a, path_b, keep)
     if not comparisons:
-        console().print("no rows to compare: the leaderboards share no (model, mode) or mode")
+        console().print(
+            "no rows to compare: the boards share no (model, mode, limit) after the filters, "
+            "and do not hold one model each; narrow both to one model with --model"
+        )
         return
     for comparison in comparisons:
         a, b = comparison.a, comparison.b
-        table = Table(title=f"A = {a.model} ({a.mode})   B = {b.model} ({b.mode})")
+        limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""
+        table = Table(title=f"A = {a.model} ({a.mode}{limit})   B = {b.model} ({b.mode}{limit})")
         for column in ("task/metric", "A", "B", "B − A", "paired test", "p", "95% CI of Δ", "n"):
             table.add_column(
                 column, justify="left" if column in {"task/metric", "paired test"} else "right"
@@ -163,6 +167,11 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool) -> None:
                 str(test.n) if test else "–",
             )
         console().print(table)
+        if comparison.missing:
+            console().print(
+                f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
+                f"{len(comparison.missing)} result file(s) missing, e.g. {comparison.missing[0]}"
+            )
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

@@ -216,3 +216,52 @@ def test_two_models_under_one_name_are_told_apart_by_fingerprint(tmp_path):
     )
     table = lb.to_markdown(board)
     assert "bert-a-star [aaaaaaaa]" in table and "bert-a-star [bbbbbbbb]" in table
+
+
+def _board(rows: list[tuple[str, str, str]]):
+    from posharness.leaderboard import Leaderboard, Row, Score
+
+    return Leaderboard(
+        name="b",
+        created_at="t",
+        columns=[],
+        rows=[
+            Row(
+                model=model,
+                fingerprint=fingerprint,
+                mode=mode,
+                exact=True,
+                pe_family="x",
+                scores={"probe/acc": Score(mean=0.5, n_seeds=1)},
+                results=[],
+            )
+            for model, fingerprint, mode in rows
+        ],
+    )
+
+
+def test_rows_pair_by_registered_name_and_mode_never_as_a_cross_product():
+    from posharness.compare import RowFilter, pair_rows
+
+    modes = ("both", "positional")
+    before = _board([(m, f"{m}-0", mode) for m in ("tupe-r", "bert-a") for mode in modes])
+    after = _board(
+        [(f"{m}@runs/{m}/final", f"{m}-1", mode) for m in ("tupe-r", "bert-a") for mode in modes]
+    )
+    pairs = pair_rows(before, after)
+    assert len(pairs) == 4  # not 2 models x 2 models x 2 modes
+    assert all(a.model == b.model.split("@")[0] and a.mode == b.mode for a, b in pairs)
+    only = pair_rows(before, after, RowFilter(models=("tupe-r",), modes=("positional",)))
+    assert [(a.model, b.model, a.mode) for a, b in only] == [
+        ("tupe-r", "tupe-r@runs/tupe-r/final", "positional")
+    ]
+
+
+def test_two_boards_of_one_model_each_pair_by_mode_and_others_do_not_pair():
+    from posharness.compare import pair_rows
+
+    one = _board([("hf:/a", "fa", "both")])
+    other = _board([("hf:/b", "fb", "both")])
+    assert len(pair_rows(one, other)) == 1
+    two = _board([("hf:/b", "fb", "both"), ("hf:/c", "fc", "both")])
+    assert pair_rows(one, two) == []
