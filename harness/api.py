@@ -64,6 +64,7 @@ def evaluate(
     device: str = "auto",
     dtype: str = "auto",
     limit: int | None = None,
+    train_limit: int | None = None,
     overwrite: bool = False,
     task_args: Mapping[str, Mapping[str, Any]] | None = None,
     model_args: Mapping[str, Any] | None = None,
@@ -92,6 +93,7 @@ def evaluate(
         device=device,
         dtype=dtype,
         limit=limit,
+        train_limit=train_limit,
         overwrite=overwrite,
         task_args={t: {k: str(v) for k, v in o.items()} for t, o in (task_args or {}).items()},
         model_args={k: str(v) for k, v in (model_args or {}).items()},
@@ -163,7 +165,7 @@ def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> Non
         return  # unreadable: it will be replaced, and the user told so
     rows = {row.key: row for row in board.rows}
     for cell in cells:
-        key = (cell.model.fingerprint(), str(cell.mode), cell.limit)
+        key = (cell.model.fingerprint(), str(cell.mode), cell.limit, cell.train_limit)
         row = rows.get(key)
         if row is not None:
             options = lb.non_default_options(cell.task.spec.name, cell.options)

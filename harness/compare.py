@@ -91,12 +91,8 @@ def pair_rows(
     if _one_model_each(a_rows, b_rows):
         matchers.append(lambda r: "the one model")
     for identify in matchers:
-        b_index = {(identify(b), b.mode, b.settings.get("limit")): b for b in b_rows}
-        pairs = [
-            (a, b_index[key])
-            for a in a_rows
-            if (key := (identify(a), a.mode, a.settings.get("limit"))) in b_index
-        ]
+        b_index = {(identify(b), *b.key[1:]): b for b in b_rows}
+        pairs = [(a, b_index[key]) for a in a_rows if (key := (identify(a), *a.key[1:])) in b_index]
         if pairs:
             return pairs
     return []

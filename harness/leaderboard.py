@@ -67,9 +67,14 @@ class Row(BaseModel):
     settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
 
     @property
-    def key(self) -> tuple[str, str, int | None]:
-        """Rows are the same row when model, mode and limit agree."""
-        return (self.fingerprint, self.mode, self.settings.get("limit"))
+    def key(self) -> tuple[str, str, int | None, int | None]:
+        """Rows are the same row when model, mode and limits agree."""
+        return (
+            self.fingerprint,
+            self.mode,
+            self.settings.get("limit"),
+            self.settings.get("train_limit"),
+        )
 
 
 class Leaderboard(BaseModel):
@@ -98,16 +103,17 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     """Aggregate results into rows; ``location`` is where the leaderboard will be saved."""
     columns: dict[str, Column] = {}
     rank: dict[str, int] = {}  # headline metrics keep the order the task declares
-    groups: dict[tuple[str, str, int | None], list[tuple[Path, CellResult]]] = defaultdict(list)
+    groups: dict[tuple[Any, ...], list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
-        groups[(result.model.fingerprint, result.mode.name, result.limit)].append((path, result))
+        key = (result.model.fingerprint, result.mode.name, result.limit, result.train_limit)
+        groups[key].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
             column = Column(task=result.task.name, metric=metric, headline=metric in headline)
             columns.setdefault(column.key, column)
             rank[column.key] = headline.index(metric) if metric in headline else len(headline)
     rows = []
-    for (_, mode, _), members in groups.items():
+    for (_, mode, _, _), members in groups.items():
         first = members[0][1]
         by_column: dict[str, list[tuple[int, Any]]] = defaultdict(list)
         for _, result in members:
@@ -210,6 +216,8 @@ def _settings(results: list[CellResult]) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     if results[0].limit is not None:
         settings["limit"] = results[0].limit
+    if results[0].train_limit is not None:
+        settings["train_limit"] = results[0].train_limit
     options = {}
     for result in results:
         changed = non_default_options(result.task.name, result.task.options)
@@ -252,6 +260,7 @@ def _sorted_rows(rows: list[Row]) -> list[Row]:
             mode_order.get(r.mode, 9),
             r.fingerprint,
             -(r.settings.get("limit") or float("inf")),
+            -(r.settings.get("train_limit") or float("inf")),
         ),
     )
 
@@ -324,6 +333,8 @@ def _mode_label(row: Row) -> str:
     label = row.mode if row.exact else f"{row.mode} ({row.definition})"
     if "limit" in row.settings:
         label += f" · limit {row.settings['limit']}"
+    if "train_limit" in row.settings:
+        label += f" · train limit {row.settings['train_limit']}"
     for task, options in sorted(row.settings.get("options", {}).items()):
         label += " · " + ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
     return label

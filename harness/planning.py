@@ -43,7 +43,8 @@ class RunConfig:
     batch_size: int | str = "auto"
     device: str = "auto"
     dtype: str = "auto"
-    limit: int | None = None
+    limit: int | None = None  # evaluation examples per task
+    train_limit: int | None = None  # training examples per fine-tune (None: all)
     overwrite: bool = False
     task_args: dict[str, dict[str, str]] = field(default_factory=dict)
     model_args: dict[str, str] = field(default_factory=dict)  # --model-arg, e.g. definitions
@@ -61,6 +62,7 @@ class Cell:
     cell_id: str
     path: Path  # the result file
     limit: int | None = None  # --limit, which also names the file (result_suffix)
+    train_limit: int | None = None  # --train-limit, likewise
 
     @property
     def label(self) -> str:
@@ -108,6 +110,10 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
 
     if config.limit is not None and config.limit < 1:
         raise OptionError(f"--limit {config.limit}: must be a positive number of examples")
+    if config.train_limit is not None and config.train_limit < 1:
+        raise OptionError(
+            f"--train-limit {config.train_limit}: must be a positive number of examples"
+        )
     if config.dtype not in DTYPE_CHOICES:
         raise OptionError(f"--dtype {config.dtype!r}: choose from {', '.join(DTYPE_CHOICES)}")
     if not config.models:
@@ -160,6 +166,7 @@ def cell_identity(
     limit: int | None,
     data: Any = None,
     positional_term: str | None = None,
+    train_limit: int | None = None,
 ) -> str:
     """The hash of everything a cell's result depends on (tests/unit/core/
     test_cell_identity.py varies each input in turn)."""
@@ -176,6 +183,10 @@ def cell_identity(
         identity["data"] = data
     if positional_term is not None:  # only tasks that read the positional term have it
         identity["positional_term"] = positional_term
+    if limit is not None:  # --limit once cut training too; now evaluation examples only
+        identity["limit_scope"] = "evaluation"
+    if train_limit is not None:
+        identity["train_limit"] = train_limit
     return hash_obj(identity)[:16]
 
 
@@ -202,7 +213,8 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
         )
         prepared.append((name, task, task_options, identity))
     cells = []
-    settings_suffix = result_suffix(config.limit, resolve_dtype(config.dtype, device))
+    dtype = resolve_dtype(config.dtype, device)
+    settings_suffix = result_suffix(config.limit, dtype, config.train_limit)
     for text in config.models:
         spec = parse_model_spec(text)
         model = load_model(spec, options)
@@ -227,21 +239,22 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                         config.limit,
                         identity,
                         positional_term_identity(model, task),
+                        config.train_limit,
                     )
                     folder = config.output_dir / spec.results_slug(config.model_args)
                     path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
-                    cells.append(
-                        Cell(
-                            spec, model, task, mode, seed, task_options, cell_id, path, config.limit
-                        )
-                    )
+                    cell = Cell(spec, model, task, mode, seed, task_options, cell_id, path)
+                    cell.limit, cell.train_limit = config.limit, config.train_limit
+                    cells.append(cell)
     return cells
 
 
-def result_suffix(limit: int | None, dtype: str) -> str:
+def result_suffix(limit: int | None, dtype: str, train_limit: int | None = None) -> str:
     """What keeps a limited or half-precision cell's file apart from the full float32 one,
-    so neither overwrites the other's result (``__limit10``, ``__bfloat16``)."""
+    so neither overwrites the other's result (``__limit10``, ``__train500``, ``__bfloat16``)."""
     parts = [f"limit{limit}"] if limit is not None else []
+    if train_limit is not None:
+        parts.append(f"train{train_limit}")
     if dtype != "float32":
         parts.append(dtype)
     return "".join(f"__{part}" for part in parts)

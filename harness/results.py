@@ -113,7 +113,8 @@ class CellResult(BaseModel):
     mode: ModeInfo
     task: TaskInfo
     seed: int
-    limit: int | None = None  # --limit: at most this many examples (absent before it was kept)
+    limit: int | None = None  # --limit: at most this many evaluation examples
+    train_limit: int | None = None  # --train-limit: at most this many training examples
     metrics: dict[str, Metric]
     details: dict[str, Any] = {}  # per-layer / per-head values and other structured output
     examples_file: str | None = None  # jsonl of per-example outputs, relative to this file

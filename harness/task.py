@@ -62,6 +62,7 @@ class TaskContext:
     make_encoder: Callable[[frozenset[str]], BatchedEncoder]
     progress: Callable[[str, int], Callable[[int], None]]  # (label, total) -> advance(n)
     data_dir: Path | None = None  # --data-dir: datasets in their usual layouts
+    train_limit: int | None = None  # training examples per fine-tune run (None: all)
     encoders: list[BatchedEncoder] = field(default_factory=list)
 
     def encoder(self, want: frozenset[str]) -> BatchedEncoder:

@@ -91,7 +91,14 @@ from posharness.cli.options import (
     type=int,
     default=None,
     metavar="N",
-    help="Use at most N examples per task (quick checks).",
+    help="Evaluate on at most N examples per task (quick checks); training data is kept.",
+)
+@click.option(
+    "--train-limit",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Fine-tune on at most N training examples (quick checks; rows are marked).",
 )
 @click.option(
     "--task-arg",
@@ -124,6 +131,7 @@ def run(
     device,
     dtype,
     limit,
+    train_limit,
     task_args,
     model_args,
     data_dir,
@@ -144,6 +152,7 @@ def run(
         device=device,
         dtype=dtype,
         limit=limit,
+        train_limit=train_limit,
         overwrite=overwrite,
         task_args=parse_task_args(task_args),
         model_args=parse_model_args(model_args),

@@ -98,7 +98,12 @@ class FineTuneTask:
         _check_options(profile, options)
         check_capabilities(model.spec, model, self)  # also reached from the word-swap probes
         protocol = protocol_named(str(options["protocol"]))
-        loaded = {n: limited(s, ctx.limit) for n, s in self._load(options, ctx.data_dir).items()}
+        # --limit cuts evaluation splits, --train-limit the training split; a cross-validated
+        # task's one split ("all") is both, and takes --limit.
+        loaded = {
+            name: limited(split, ctx.train_limit if name == "train" else ctx.limit)
+            for name, split in self._load(options, ctx.data_dir).items()
+        }
         encoded = {
             name: encode_split(model, split, DATASETS[profile.name], int(options["max_length"]))
             for name, split in loaded.items()
@@ -138,6 +143,8 @@ class FineTuneTask:
         num_labels = 1 if profile.regression else len(DATASETS[profile.name].labels)
         data: dict[str, Any] = {name: split.content_hash for name, split in loaded.items()}
         data["limit"] = ctx.limit
+        if ctx.train_limit is not None:
+            data["train_limit"] = ctx.train_limit
         return RunContext(
             cache=ctx.cache,
             fingerprint=model.fingerprint(),

@@ -1,9 +1,10 @@
 """The real MiniLM fine-tuned with the ``quick`` protocol on staged STS-B and SNLI data.
 
-Each task keeps at most ``LIMIT`` examples per split (``--limit``), so the tier stays a
-few minutes on two CPU cores. At that size the quick protocol is only 48 steps, so the
-tier checks the real-data path end to end (every kept example scored, unlabelled SNLI
-pairs dropped, a positive STS-B correlation), not final accuracy.
+Each task keeps at most ``LIMIT`` examples per split (``--limit`` for evaluation,
+``--train-limit`` for training), so the tier stays a few minutes on two CPU cores. At that
+size the quick protocol is only 48 steps, so the tier checks the real-data path end to end
+(every kept example scored, unlabelled SNLI pairs dropped, a positive STS-B correlation),
+not final accuracy.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def cells(tmp_path_factory):
         cache_dir=out / "cache",
         device="cpu",
         limit=LIMIT,
+        train_limit=LIMIT,
         data_dir=data,
         task_args={"snli": {"train": str(data / SNLI_TRAIN), "bootstrap": "300"}},
     )

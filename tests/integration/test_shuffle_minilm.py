@@ -95,6 +95,7 @@ def cells(tmp_path_factory):
         cache_dir=out / "cache",
         device="cpu",
         limit=LIMIT,
+        train_limit=LIMIT,
         data_dir=data,
         task_args={"shuffle": {"train": str(data / SNLI_TRAIN), "bootstrap": "300"}},
     )

@@ -75,8 +75,8 @@ def run(tmp_path: Path, model: Path, tasks: str, *args: str) -> int:
     )  # fmt: skip
 
 
-def result(tmp_path: Path, model: Path, task: str, mode: str = "both") -> dict:
-    path = next((tmp_path / "results").rglob(f"{task}__{mode}__seed0.json"))
+def result(tmp_path: Path, model: Path, task: str, mode: str = "both", suffix: str = "") -> dict:
+    path = next((tmp_path / "results").rglob(f"{task}__{mode}__seed0{suffix}.json"))
     return json.loads(path.read_text())
 
 
@@ -249,3 +249,19 @@ def test_bad_options_are_refused_before_any_model_loads(
     assert "quick, chen2023, tupe2021" in one_line_error(capsys)
     assert run(tmp_path, tiny_bert, "rte", "--task-arg", "rte.keep_checkpoints=some") == 2
     assert "selected, all, none" in one_line_error(capsys)
+
+
+def test_limit_cuts_evaluation_and_train_limit_cuts_training(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    write_rte(tmp_path / "data")
+    assert run(tmp_path, tiny_bert, "rte", "--task-arg", "rte.epochs=1", "--limit", "4") == 0
+    limited_eval = result(tmp_path, tiny_bert, "rte", suffix="__limit4")
+    train_rows = limited_eval["details"]["data"]["train"]["examples"]
+    assert limited_eval["metrics"]["accuracy"]["n"] == 4
+    assert limited_eval["limit"] == 4 and limited_eval["train_limit"] is None
+    args = ["--task-arg", "rte.epochs=1", "--limit", "4", "--train-limit", "6"]
+    assert run(tmp_path, tiny_bert, "rte", *args) == 0
+    both = result(tmp_path, tiny_bert, "rte", suffix="__limit4__train6")
+    assert both["details"]["data"]["train"]["examples"] == 6 < train_rows
+    assert both["train_limit"] == 6
