@@ -65,6 +65,7 @@ class Row(BaseModel):
     scores: dict[str, Score]  # column key → score
     results: list[str]  # result files, relative to the leaderboard file
     settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
+    flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
 
     @property
     def key(self) -> tuple[str, str, int | None, int | None]:
@@ -131,6 +132,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 scores=scores,
                 results=sorted(_relative(p, location.parent) for p, _ in members),
                 settings=_settings([result for _, result in members]),
+                flags=_flags([result for _, result in members]),
             )
         )
     ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
@@ -174,11 +176,13 @@ def merge(
             if task not in tasks
         } | row.settings.get("options", {})
         settings = {k: v for k, v in row.settings.items() if k != "options"}
+        flags = {t: f for t, f in old.flags.items() if t not in tasks} | row.flags
         rows[row.key] = row.model_copy(
             update={
                 "scores": kept | row.scores,
                 "results": sorted(set(paths) | set(row.results)),
                 "settings": settings | ({"options": options} if options else {}),
+                "flags": flags,
             }
         )
     fresh_tasks = {c.task for c in fresh.columns}
@@ -226,6 +230,15 @@ def _settings(results: list[CellResult]) -> dict[str, Any]:
     if options:
         settings["options"] = options
     return settings
+
+
+def _flags(results: list[CellResult]) -> dict[str, list[str]]:
+    flags: dict[str, list[str]] = defaultdict(list)
+    for result in results:
+        for flag in result.flags:
+            if flag not in flags[result.task.name]:
+                flags[result.task.name].append(flag)
+    return dict(flags)
 
 
 def non_default_options(task: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -344,17 +357,35 @@ def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[
     columns = visible_columns(board, all_metrics)
     header = ["PE family", "model", "mode"] + [c.key for c in columns]
     body = [
-        [row.pe_family, label, _mode_label(row)]
-        + [format_score(row.scores.get(c.key)) for c in columns]
+        [row.pe_family, label, _mode_label(row)] + [_marked(row, c) for c in columns]
         for row, label in zip(board.rows, _model_labels(board), strict=True)
     ]
     return header, body
+
+
+def _marked(row: Row, column: Column) -> str:
+    """A score, with ``!`` when its task's cells were flagged as degenerate."""
+    text = format_score(row.scores.get(column.key))
+    return f"{text} !" if column.task in row.flags and column.key in row.scores else text
+
+
+def flag_lines(board: Leaderboard) -> list[str]:
+    """``!`` explained: one line per flagged (model, mode, task)."""
+    return [
+        f"! {row.model} ({_mode_label(row)}) {task}: {flag}"
+        for row in board.rows
+        for task, flags in sorted(row.flags.items())
+        for flag in flags
+    ]
 
 
 def to_markdown(board: Leaderboard, all_metrics: bool = False) -> str:
     header, body = table_cells(board, all_metrics)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    flagged = flag_lines(board)
+    if flagged:
+        lines += ["", *flagged]
     return "\n".join(lines) + "\n"
 
 
@@ -396,7 +427,7 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
     for column in columns:
         task = column.task if column.task != previous else ""
         previous = column.task
-        table.add_row(
-            task, column.metric, *(format_score(r.scores.get(column.key)) for r in board.rows)
-        )
+        table.add_row(task, column.metric, *(_marked(r, column) for r in board.rows))
+    if board.rows and any(r.flags for r in board.rows):
+        table.caption = "\n".join(flag_lines(board))
     return table

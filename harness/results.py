@@ -119,6 +119,7 @@ class CellResult(BaseModel):
     details: dict[str, Any] = {}  # per-layer / per-head values and other structured output
     examples_file: str | None = None  # jsonl of per-example outputs, relative to this file
     artifacts: list[str] = Field(default_factory=list)  # figures, relative to this file
+    flags: list[str] = Field(default_factory=list)  # degenerate outcomes (posharness.flags)
     environment: Environment
     timings: Timings
 

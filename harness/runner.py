@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from posharness.cache import FeatureCache
 from posharness.device import device_type, resolve_device
+from posharness.flags import degenerate_flags
 from posharness.hashing import remember_file_hashes_in
 from posharness.io import atomic_write_text
 from posharness.planning import Cell, RunConfig, plan
@@ -156,6 +157,8 @@ def execute(
         artifacts=[
             str((artifact_dir / a).relative_to(cell.path.parent)) for a in outcome.artifacts
         ],
+        flags=outcome.flags
+        + degenerate_flags(cell.task.spec.main_metric, outcome.metrics, outcome.examples),
         environment=_environment(cell, device, ctx),
         timings=Timings(
             started_at=started.isoformat(),

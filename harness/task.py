@@ -45,6 +45,7 @@ class TaskResult:
     examples: list[dict[str, Any]] | None = None  # per-example outputs for paired tests
     artifacts: list[Path] = field(default_factory=list)  # figures, relative to the cell dir
     settings: dict[str, Any] = field(default_factory=dict)  # what the task actually used
+    flags: list[str] = field(default_factory=list)  # reasons to distrust the numbers (flags.py)
 
 
 @dataclass

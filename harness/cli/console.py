@@ -51,6 +51,8 @@ class RichReporter:
         main = result.metrics.get(result.task.main_metric)
         value = f"{result.task.main_metric}={main.value:.4f}" if main else ""
         console().print(f"[green]done[/] {cell.label} {value} ({result.timings.total_s:.1f} s)")
+        for flag in result.flags:
+            console().print(f"  [yellow]warning:[/] {flag}")
 
     def progress(self, label: str, total: int) -> Callable[[int], None]:
         task = self.bar.add_task(label, total=total)

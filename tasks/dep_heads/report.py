@@ -21,6 +21,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from posharness.flags import flag_section
 from posharness.task import Metric
 from posharness.tasks.dep_heads.scoring import HeadCounts, RelationScore, score_relations
 
@@ -215,7 +216,7 @@ def mode_table_markdown(results: Sequence[Any]) -> str:
         ),
         "",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines + flag_section(results))
 
 
 def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:

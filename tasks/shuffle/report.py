@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from posharness.flags import flag_section
 from posharness.tasks.shuffle.probes import PROBES
 
 TITLES = {
@@ -117,7 +118,7 @@ def _markdown(cells: dict, modes: list[str], probes: list[str], model: str) -> s
                 f"{m['mcnemar_p'].value:.2g} | "
                 f"{'' if still is None else f'{100 * still.value:.1f}'} |"
             )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + flag_section(cells.values())) + "\n"
 
 
 def _stars(p: float) -> str:
