@@ -65,6 +65,9 @@ class Row(BaseModel):
     scores: dict[str, Score]  # column key → score
     results: list[str]  # result files, relative to the leaderboard file
     settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
+    # False on rows written before settings were recorded: their options are unknown, so
+    # no merge can be refused for differing from them.
+    settings_known: bool = False
     flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
 
     @property
@@ -132,6 +135,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 scores=scores,
                 results=sorted(_relative(p, location.parent) for p, _ in members),
                 settings=_settings([result for _, result in members]),
+                settings_known=True,
                 flags=_flags([result for _, result in members]),
             )
         )
@@ -202,7 +206,8 @@ def check_task_options(
 ) -> None:
     """Refuse to put ``task`` under ``options`` in a row that holds it under others."""
     before = row.settings.get("options", {}).get(task, {})
-    if before != options and any(k.startswith(f"{task}/") for k in row.scores):
+    held = any(k.startswith(f"{task}/") for k in row.scores)
+    if row.settings_known and held and before != options:
         board = f"leaderboard {where}" if where else "the leaderboard"
         raise SettingsConflictError(
             f"{board} holds {task} for {row.model} ({row.mode}) with options "

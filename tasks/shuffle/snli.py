@@ -58,7 +58,9 @@ def read_snli(path: Path) -> SnliSource:
     if not records:
         raise DataError(f"{path}: the file has no records: pass a non-empty SNLI jsonl file")
     dropped: Counter[str] = Counter()
-    unparsed = [(n, r) for n, r in records if not r.get("sentence1_parse")]
+    unparsed = [
+        (n, r) for n, r in records if not r.get("sentence1_parse") or not r.get("sentence2_parse")
+    ]
     parser = "snli"
     if unparsed:
         parser = _parse_missing(path, records, unparsed)
@@ -97,6 +99,12 @@ def _checked(path: Path, number: int, record: dict) -> dict:
             f"{path}:{number}: unknown gold_label {record['gold_label']!r}: "
             f"expected one of {', '.join(LABELS)} or '-'"
         )
+    for key in ("sentence1_parse", "sentence2_parse", "pairID"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise DataError(
+                f"{path}:{number}: field {key!r} is a JSON {type(record[key]).__name__}, "
+                "not text: SNLI parses are bracketed strings"
+            )
     return record
 
 
@@ -104,8 +112,9 @@ def _parse_missing(path: Path, records: list[tuple[int, dict]], unparsed: list) 
     """Fill in the parses the file lacks, or say how to get a parser."""
     from posharness.tasks.shuffle.parsing import constituency_parser
 
-    first = unparsed[0][0]
-    parse = constituency_parser(f"{path}:{first}: the record has no sentence1_parse")
+    first, record = unparsed[0]
+    missing = "sentence1_parse" if not record.get("sentence1_parse") else "sentence2_parse"
+    parse = constituency_parser(f"{path}:{first}: the record has no {missing}")
     sentences = sorted(
         {r[k] for _, r in records for k in ("sentence1", "sentence2") if not r.get(f"{k}_parse")}
     )
