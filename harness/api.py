@@ -128,6 +128,7 @@ def _record(
     """
     from posharness import leaderboard as lb
     from posharness.errors import PosharnessError
+    from posharness.io import sweep_stale_temporaries
     from posharness.summaries import summarize
 
     path = leaderboard or _default_board([o.cell for o in outcomes], output_dir)
@@ -140,6 +141,7 @@ def _record(
             replaced = str(exc)
     if earlier is not None:
         board = lb.merge(earlier, board, path, replace_settings)
+    sweep_stale_temporaries(path.parent, of=path.name)  # a board write a kill cut short
     lb.save_if_changed(board, path)
     return Evaluation(outcomes, board, path, earlier is not None, summarize(outcomes), replaced)
 

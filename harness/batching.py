@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import torch
 
 from posharness.adapter import EncoderBatch, EncoderOutput, Mode, ModelAdapter, TokenizedText
+from posharness.faults import kill_point
 
 AUTO = "auto"  # batch size chosen by the encoder: halves on out-of-memory
 AUTO_START = {"cpu": 32, "cuda": 128, "mps": 64}
@@ -116,6 +117,7 @@ class BatchedEncoder:
             self.log.tokens += sum(len(c) for c in chunk)
             self.log.padded_tokens += int(batch.input_ids.numel())
             start += len(indices)
+            kill_point("encode-batch")
             yield indices, output
             if on_progress is not None:
                 on_progress(len(indices))

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +21,50 @@ from pathlib import Path
 from typing import Any
 
 from posharness.errors import DataError, OutputError
+from posharness.faults import kill_point
+
+
+def temporary_tag() -> str:
+    """Part of every temporary name: whose it is (host and process), so a later run can
+    tell a killed run's leftovers from a live run's work in progress."""
+    return f"ph-{socket.gethostname()}-{os.getpid()}-"
+
+
+_TAGGED = re.compile(r"ph-(?P<host>.+)-(?P<pid>\d+)-")
+
+
+def sweep_stale_temporaries(folder: Path, of: str | None = None) -> int:
+    """Remove temporaries this host's dead processes left under ``folder``; their count.
+
+    A SIGKILL skips every ``finally``, so a run killed mid-write leaves its temporary
+    file (or staging folder) behind; the rerun removes it. Another live process's
+    temporaries — a concurrent run on the same folder — are never touched. With ``of``,
+    only that file's temporaries, in that folder alone (a leaderboard's, say).
+    """
+    if not folder.is_dir():
+        return 0
+    host, removed = socket.gethostname(), 0
+    found = folder.glob(f".{of}.ph-*") if of else folder.rglob(".*ph-*")
+    for path in found:
+        match = _TAGGED.search(path.name)
+        if match is None or match["host"] != host or _alive(int(match["pid"])):
+            continue
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextmanager
@@ -26,13 +73,16 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
     removed on failure. ``hint`` ends the one-line error when the folder is not writable."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        handle, name = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.{temporary_tag()}", suffix=".tmp"
+        )
         os.close(handle)
     except OSError as exc:
         raise OutputError(f"cannot write to {path.parent} ({exc.strerror}): {hint}") from exc
     tmp = Path(name)
     try:
         yield tmp
+        kill_point("atomic-write")
         os.replace(tmp, path)
     finally:
         if tmp.exists():

@@ -18,7 +18,7 @@ from posharness.cache import FeatureCache
 from posharness.device import device_type, resolve_device
 from posharness.flags import degenerate_flags
 from posharness.hashing import remember_file_hashes_in
-from posharness.io import atomic_write_text
+from posharness.io import atomic_write_text, sweep_stale_temporaries
 from posharness.planning import Cell, RunConfig, plan
 from posharness.results import (
     CellResult,
@@ -86,6 +86,10 @@ def run(
     if config.cache_dir is not None:
         remember_file_hashes_in(config.cache_dir / "file-hashes")
     cells = plan(config, device)
+    # A run killed by SIGKILL leaves its temporaries behind; this run removes them.
+    for folder in (config.output_dir, config.cache_dir):
+        if folder is not None:
+            sweep_stale_temporaries(folder)
     if admit is not None:
         admit(cells)
     cache = FeatureCache(config.cache_dir)

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from posharness.errors import OptionError
+from posharness.faults import kill_point
 from posharness.models.pretrain.checkpoint import (
     check_same_run,
     latest_checkpoint,
@@ -196,6 +197,7 @@ def pretrain(
         learning_rate = optimizer.param_groups[0]["lr"]
         optimizer.step()
         scheduler.step()
+        kill_point("pretrain-step")
         window_loss += loss.detach().float()
         window_steps += 1
 

@@ -27,6 +27,7 @@ from torch import nn
 
 from posharness.adapter import TokenizedText
 from posharness.batching import length_sorted_order, pad_batch
+from posharness.faults import kill_point
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
@@ -197,6 +198,7 @@ def fine_tune(
             torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_norm)
             optimizer.step()
             scheduler.step()
+            kill_point("train-step")
             loss_sum += float(loss.detach())
             batches += 1
             seen += len(indices)

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from posharness.errors import DataError
-from posharness.io import OutputError, json_object_lines
+from posharness.faults import kill_point
+from posharness.io import (
+    OutputError,
+    json_object_lines,
+    sweep_stale_temporaries,
+    temporary_tag,
+)
 from posharness.tasks.shuffle.snli import SnliPair, SnliSource
 
 BUILDER = "posharness-shuffle/1"  # bump when a builder's output would change
@@ -186,7 +192,8 @@ def write_probes(build: ProbeBuild, out_dir: Path) -> list[Path]:
         )
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".probes-", dir=out_dir))
+        sweep_stale_temporaries(out_dir)  # a killed build's staging folder
+        staging = Path(tempfile.mkdtemp(prefix=f".probes-{temporary_tag()}", dir=out_dir))
     except OSError as exc:
         raise OutputError(f"{out_dir}: cannot write there ({exc.strerror})") from None
     written = []
@@ -199,6 +206,7 @@ def write_probes(build: ProbeBuild, out_dir: Path) -> list[Path]:
         for file in sorted(staging.iterdir()):
             os.replace(file, out_dir / file.name)
             written.append(out_dir / file.name)
+            kill_point("probe-file")
     finally:
         for leftover in staging.iterdir():
             leftover.unlink()

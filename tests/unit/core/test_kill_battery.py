@@ -1,0 +1,191 @@
+"""kill -9 anywhere, rerun, and get the uninterrupted run's numbers — with no temporary or
+torn file left.
+
+Each family's command first runs uninterrupted with ``POSHARNESS_COUNT_POINTS`` set, which
+tallies how often it passes each named kill point (``posharness.faults``). Kill points are
+then drawn, seeded, from that tally: the command is started with
+``POSHARNESS_KILL_AT=POINT:N`` and SIGKILLs itself the N-th time it passes POINT, exactly
+as ``kill -9`` would, but at a moment that does not depend on the clock. The same command
+is rerun; its results (every metric, every per-example row), its leaderboard and its
+files must equal the uninterrupted run's. Families: the geometry grid (encoding, cache,
+result and leaderboard writes), a fine-tune (optimizer steps, cached runs, writes) and a
+probe build (between its files). The fast tier kills at two points per family; the slow
+tier at twenty (fewer where a family has fewer points to kill at).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from posharness.faults import COUNT_VAR, ENV_VAR
+from tests.snli_parsed import snli_records, write_jsonl
+from tests.unit.tasks.finetune.test_finetune_task import write_rte
+
+FAST_POINTS = 2
+SLOW_POINTS = 20
+TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    args: tuple[str, ...]  # after `posharness`, with {out} for the work folder
+    points: frozenset[str]  # the stages a kill must be able to hit
+    prepare: str = ""  # what to write into {out} first
+
+
+FAMILIES = {
+    "geometry": Family(
+        "geometry",
+        (
+            "run", "--model", "hf:{model}", "--tasks", "locality_symmetry,toeplitz",
+            "--mode", "both,positional", "--model-arg", "absolute=mean-word-stream",
+            "--batch-size", "2", "--device", "cpu",
+            "--task-arg", "locality_symmetry.words=6", "--task-arg", "locality_symmetry.length=16",
+            "--task-arg", "toeplitz.words=6", "--task-arg", "toeplitz.length=16",
+            "--task-arg", "toeplitz.controls=3",
+            "--output-dir", "{out}/results", "--cache-dir", "{out}/cache",
+            "--leaderboard", "{out}/board.json",
+        ),
+        frozenset({"encode-batch", "atomic-write"}),
+    ),
+    "finetune": Family(
+        "finetune",
+        (
+            "run", "--model", "hf:{model}", "--tasks", "rte", "--device", "cpu",
+            "--task-arg", "rte.epochs=2", "--task-arg", "rte.batch_size=4",
+            "--task-arg", "rte.bootstrap=50", "--data-dir", "{out}/data",
+            "--output-dir", "{out}/results", "--cache-dir", "{out}/cache",
+            "--leaderboard", "{out}/board.json",
+        ),
+        frozenset({"train-step", "atomic-write"}),
+        prepare="rte",
+    ),
+    "probes": Family(
+        "probes",
+        ("build-probes", "shuffle", "--snli", "{out}/snli.jsonl", "--out", "{out}/probes"),
+        frozenset({"probe-file"}),
+        prepare="snli",
+    ),
+}  # fmt: skip
+
+
+def posharness(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "posharness", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+
+
+def command(family: Family, model: Path, out: Path) -> list[str]:
+    if family.prepare == "rte" and not (out / "data").exists():
+        write_rte(out / "data")
+    if family.prepare == "snli" and not (out / "snli.jsonl").exists():
+        out.mkdir(parents=True, exist_ok=True)
+        write_jsonl(out / "snli.jsonl", snli_records(60, seed=0, prefix="k"))
+    return [a.format(model=model, out=out) for a in family.args]
+
+
+def snapshot(out: Path) -> dict[str, object]:
+    """What a run leaves that a user reads: result metrics and rows, the board's scores;
+    for a probe build, every probe file."""
+    state: dict[str, object] = {}
+    if (out / "probes").is_dir():
+        files = {p.name: p.read_text() for p in sorted((out / "probes").iterdir())}
+        return json.loads(json.dumps(files).replace(str(out), "{out}"))
+    for path in sorted((out / "results").rglob("*.json")):
+        data = json.loads(path.read_text())
+        if "cell_id" not in data:
+            continue
+        key = str(path.relative_to(out))
+        state[key] = (data["cell_id"], data["metrics"], _numbers(data["details"]))
+        if data.get("examples_file"):
+            state[key + ":examples"] = (path.parent / data["examples_file"]).read_text()
+    board = json.loads((out / "board.json").read_text())
+    state["board"] = [(row["mode"], row["scores"]) for row in board["rows"]]
+    return json.loads(json.dumps(state).replace(str(out), "{out}"))  # paths name the folder
+
+
+def _numbers(details: object) -> object:
+    """Details without provenance that a resume changes by design (a run read back from
+    the cache says so); every number stays."""
+    if isinstance(details, dict):
+        return {k: _numbers(v) for k, v in details.items() if not _provenance(k)}
+    if isinstance(details, list):
+        return [_numbers(v) for v in details]
+    return details
+
+
+def _provenance(key: str) -> bool:
+    return key == "from_cache" or "second" in key  # cache hits and timings, not results
+
+
+def leftovers(out: Path) -> list[str]:
+    """Temporaries (tagged ph-HOST-PID-) or half-written JSON after the rerun."""
+    stale = [str(p) for p in out.rglob("*ph-*")]
+    for path in out.rglob("*.json"):
+        try:
+            json.loads(path.read_text())
+        except ValueError:
+            stale.append(f"torn: {path}")
+    return stale
+
+
+@pytest.fixture(scope="module")
+def references(tiny_bert: Path, tmp_path_factory) -> dict[str, tuple[dict, dict[str, int]]]:
+    """Each family run once uninterrupted: its snapshot and how often it passed each point."""
+    found = {}
+    for name, family in FAMILIES.items():
+        out = tmp_path_factory.mktemp(f"reference-{name}")
+        tally = out / "points.json"
+        proc = posharness(command(family, tiny_bert, out), {COUNT_VAR: str(tally)})
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        found[name] = (snapshot(out), json.loads(tally.read_text()))
+    return found
+
+
+def kill_points(tally: dict[str, int], count: int, seed: int) -> list[tuple[str, int]]:
+    everywhere = [
+        (point, n) for point, passes in sorted(tally.items()) for n in range(1, passes + 1)
+    ]
+    return random.Random(seed).sample(everywhere, min(count, len(everywhere)))
+
+
+def battery(family: str, count: int, tiny_bert: Path, tmp_path: Path, references) -> None:
+    reference, tally = references[family]
+    assert FAMILIES[family].points <= set(tally), tally
+    for index, (point, n) in enumerate(kill_points(tally, count, seed=len(family))):
+        out = tmp_path / f"{point}-{n}-{index}"
+        args = command(FAMILIES[family], tiny_bert, out)
+        killed = posharness(args, {ENV_VAR: f"{point}:{n}"})
+        assert killed.returncode == -9, (point, n, killed.returncode, killed.stderr[-1000:])
+        rerun = posharness(args, {})
+        assert rerun.returncode == 0, (point, n, rerun.stderr[-2000:])
+        assert snapshot(out) == reference, f"killed at {point}:{n}, the rerun differs"
+        assert leftovers(out) == [], (point, n, leftovers(out))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_run_killed_at_a_few_points_resumes_to_the_same_numbers(
+    family, tiny_bert, tmp_path, references
+):
+    battery(family, FAST_POINTS, tiny_bert, tmp_path, references)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_run_killed_at_twenty_points_resumes_to_the_same_numbers(
+    family, tiny_bert, tmp_path, references
+):
+    battery(family, SLOW_POINTS, tiny_bert, tmp_path, references)
