@@ -9,6 +9,7 @@ form ``FILE:LINE: what is wrong: what to do``.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -22,6 +23,9 @@ from typing import Any
 
 from posharness.errors import DataError, OutputError
 from posharness.faults import kill_point
+
+# The write failures a user can fix (space, quota, permissions); others keep their traceback.
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 def temporary_tag() -> str:
@@ -84,6 +88,11 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
         yield tmp
         kill_point("atomic-write")
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        # A full disk or a folder gone read-only mid-run: one line, the old file intact.
+        raise OutputError(f"cannot write {path} ({exc.strerror}): {hint}") from exc
     finally:
         if tmp.exists():
             tmp.unlink()
