@@ -112,8 +112,8 @@ def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> 
             if c.key in a.scores and c.key in b.scores and (not keep.tasks or c.task in keep.tasks)
         ]
         missing: list[str] = []
-        examples_a = _examples_by_task(a, path_a.parent, missing)
-        examples_b = _examples_by_task(b, path_b.parent, missing)
+        examples_a = _examples_by_task(a, path_a, missing)
+        examples_b = _examples_by_task(b, path_b, missing)
         metrics = []
         for key in keys:
             task, metric = key.split("/", 1)
@@ -126,15 +126,25 @@ def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> 
 
 
 def _examples_by_task(
-    row: Row, base: Path, missing: list[str]
+    row: Row, board: Path, missing: list[str]
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """task → example id → example, from the lowest seed of each task that kept examples;
-    result files that are not at hand are added to ``missing``."""
+    from the result files, else from the board's bundle (``example_bundle``); result
+    files found in neither are added to ``missing``."""
+    from posharness.example_bundle import read_bundle
+
     found: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}
+    bundle = read_bundle(board)
+    base = board.parent
     for relative in row.results:
         path = base / relative
         if not path.exists():
-            missing.append(str(path))
+            kept = bundle.get(Path(relative).as_posix())
+            if kept is None:
+                missing.append(str(path))
+            elif kept["task"] not in found or found[kept["task"]][0] > kept["seed"]:
+                rows = {str(e["id"]): e for e in kept["examples"] if "id" in e}
+                found[kept["task"]] = (kept["seed"], rows)
             continue
         result = read_result(path)
         if result.examples_file is None:

@@ -28,6 +28,10 @@ from posharness.faults import kill_point
 WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def temporary_tag() -> str:
     """Part of every temporary name: whose it is (host and process), so a later run can
     tell a killed run's leftovers from a live run's work in progress."""
@@ -87,6 +91,7 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
     try:
         yield tmp
         kill_point("atomic-write")
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a result is a normal file
         os.replace(tmp, path)
     except OSError as exc:
         if exc.errno not in WRITE_ERRORS:

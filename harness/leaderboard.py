@@ -133,7 +133,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 definition=first.mode.definition,
                 pe_family=str(first.model.pe_card.get("family", "unknown")),
                 scores=scores,
-                results=sorted(_relative(p, location.parent) for p, _ in members),
+                results=sorted(relative_to_board(p, location.parent) for p, _ in members),
                 settings=_settings([result for _, result in members]),
                 settings_known=True,
                 flags=_flags([result for _, result in members]),
@@ -291,7 +291,7 @@ def _score(values: list[tuple[int, Any]]) -> Score:
     return Score(mean=statistics.fmean(numbers), sd=statistics.stdev(numbers), n_seeds=len(numbers))
 
 
-def _relative(path: Path, base: Path) -> str:
+def relative_to_board(path: Path, base: Path) -> str:
     return os.path.relpath(path.resolve(), base.resolve())
 
 

@@ -23,14 +23,27 @@ def leaderboard() -> None:
     help="Leaderboard JSON to write, e.g. leaderboards/NAME.json.",
 )
 @click.option("--name", default=None, help="Display name [default: the file's stem].")
+@click.option(
+    "--keep-examples",
+    is_flag=True,
+    help="Also write NAME.examples.json.gz: the per-example outputs compare needs, "
+    "for a board committed without its results.",
+)
 @include_option
-def leaderboard_build(results_dir: Path, output: Path, name: str | None) -> None:
+def leaderboard_build(
+    results_dir: Path, output: Path, name: str | None, keep_examples: bool
+) -> None:
     """Aggregate every result file under RESULTS_DIR into one leaderboard."""
     from posharness import leaderboard as lb
     from posharness.cli.console import console
+    from posharness.example_bundle import write_bundle
 
-    board = lb.build(lb.collect_results(results_dir), name or output.stem, output)
+    results = lb.collect_results(results_dir)
+    board = lb.build(results, name or output.stem, output)
     lb.save(board, output)
+    if keep_examples:
+        bundle = write_bundle(output, results)
+        console().print(f"per-example outputs: {bundle or 'none of the results kept any'}")
     console().print(lb.to_rich_table(board))
     console().print(f"wrote {output} ({len(board.rows)} rows, {len(board.columns)} columns)")
 

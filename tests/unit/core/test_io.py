@@ -65,3 +65,13 @@ def test_blank_lines_are_skipped_and_numbers_are_the_file_s(tmp_path):
     path = tmp_path / "records.jsonl"
     path.write_text('\n{"a": 1}\n\n{"b": 2}\n', encoding="utf-8")
     assert list(json_object_lines(path, "one record")) == [(2, {"a": 1}), (4, {"b": 2})]
+
+
+def test_written_files_get_the_usual_permissions_not_mkstemp_s(tmp_path):
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    target = tmp_path / "result.json"
+    atomic_write_json(target, {"a": 1})
+    assert target.stat().st_mode & 0o777 == 0o666 & ~umask

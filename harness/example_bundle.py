@@ -1,0 +1,68 @@
+"""Per-example outputs kept beside a committed leaderboard, so ``posharness compare`` can
+run its paired tests on a fresh clone, where the result folders a board was built from
+are not at hand.
+
+``<board>.examples.json.gz`` maps each result file the board points to (relative to the
+board, as in its rows) to that cell's task, seed and per-example rows. Gzip without a
+timestamp, keys sorted: the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from posharness.errors import DataError
+from posharness.io import atomic_target, json_object_lines
+from posharness.leaderboard import relative_to_board
+from posharness.results import CellResult
+
+SUFFIX = ".examples.json.gz"
+
+
+def bundle_path(board: Path) -> Path:
+    return board.with_name(board.stem + SUFFIX)
+
+
+def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | None:
+    """The per-example rows of every result that kept them; None when none did."""
+    entries: dict[str, Any] = {}
+    for path, result in results:
+        if result.examples_file is None or not (path.parent / result.examples_file).exists():
+            continue
+        rows = json_object_lines(path.parent / result.examples_file, "one per-example output")
+        key = relative_to_board(path, board.parent)  # as the board's rows name it
+        entries[Path(key).as_posix()] = {
+            "task": result.task.name,
+            "seed": result.seed,
+            "examples": [row for _, row in rows],
+        }
+    if not entries:
+        return None
+    target = bundle_path(board)
+    text = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
+    with (
+        atomic_target(target) as tmp,
+        tmp.open("wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped,
+    ):
+        zipped.write(text)
+    return target
+
+
+def read_bundle(board: Path) -> dict[str, Any]:
+    """The bundle beside ``board``, or an empty mapping when there is none."""
+    path = bundle_path(board)
+    if not path.exists():
+        return {}
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise DataError(
+            f"{path}: not a per-example bundle ({exc}): rebuild it with "
+            f"`posharness leaderboard build RESULTS -o {board} --keep-examples`"
+        ) from None
+    return data if isinstance(data, dict) else {}
