@@ -69,7 +69,7 @@ class RichReporter:
 
 def evaluate_with_progress(**arguments) -> None:
     """:func:`posharness.evaluate` with bars on stderr and the outcome on stdout."""
-    from posharness import leaderboard as lb
+    from posharness import board_views as views
     from posharness.api import evaluate
 
     progress = Progress(
@@ -90,7 +90,7 @@ def evaluate_with_progress(**arguments) -> None:
             f"{outcome.replaced_unreadable}"
         )
     out = console()
-    out.print(lb.to_rich_table(outcome.leaderboard))
+    out.print(views.to_rich_table(outcome.leaderboard))
     added = " (added to the rows already there)" if outcome.merged else ""
     out.print(
         f"{outcome.ran} cell(s) run, {len(outcome.cells) - outcome.ran} already finished; "

@@ -34,6 +34,7 @@ def leaderboard_build(
     results_dir: Path, output: Path, name: str | None, keep_examples: bool
 ) -> None:
     """Aggregate every result file under RESULTS_DIR into one leaderboard."""
+    from posharness import board_views as views
     from posharness import leaderboard as lb
     from posharness.cli.console import console
     from posharness.example_bundle import write_bundle
@@ -44,7 +45,7 @@ def leaderboard_build(
     if keep_examples:
         bundle = write_bundle(output, results)
         console().print(f"per-example outputs: {bundle or 'none of the results kept any'}")
-    console().print(lb.to_rich_table(board))
+    console().print(views.to_rich_table(board))
     console().print(f"wrote {output} ({len(board.rows)} rows, {len(board.columns)} columns)")
 
 
@@ -63,12 +64,13 @@ def leaderboard_build(
 @include_option
 def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
     """Print a leaderboard as a table, Markdown, CSV or JSON."""
+    from posharness import board_views as views
     from posharness import leaderboard as lb
     from posharness.cli.console import console
 
     board = lb.load(file)
     if fmt == "table":
-        console().print(lb.to_rich_table(board, all_metrics))
+        console().print(views.to_rich_table(board, all_metrics))
     else:
-        text = {"md": lb.to_markdown, "csv": lb.to_csv}.get(fmt)
-        click.echo(text(board, all_metrics) if text else lb.to_json(board), nl=False)
+        text = {"md": views.to_markdown, "csv": views.to_csv}.get(fmt)
+        click.echo(text(board, all_metrics) if text else views.to_json(board), nl=False)

@@ -38,7 +38,7 @@ def test_the_default_board_lives_beside_the_results_not_in_the_repository(
 
 
 def test_a_limited_run_is_its_own_row_and_says_so(tiny_bert, tmp_path):
-    from posharness.leaderboard import to_markdown
+    from posharness.board_views import to_markdown
 
     board = tmp_path / "board.json"
     grid(tiny_bert, tmp_path, leaderboard=board)

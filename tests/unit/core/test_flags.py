@@ -39,7 +39,7 @@ def test_a_healthy_result_has_no_flags():
 
 def test_flags_reach_the_result_and_every_leaderboard_table(tiny_bert: Path, tmp_path: Path):
     from posharness.api import evaluate
-    from posharness.leaderboard import to_markdown
+    from posharness.board_views import to_markdown
 
     outcome = evaluate(
         f"hf:{tiny_bert}",

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from posharness import board_views as views
 from posharness import leaderboard as lb
 from posharness.compare import compare_files, mcnemar, paired_test, permutation_test
 from posharness.errors import DataError
@@ -71,8 +72,8 @@ def test_rows_average_over_seeds_with_standard_deviation(tmp_path):
     score = row.scores["probe/acc"]
     assert score.mean == pytest.approx(0.625) and score.n_seeds == 2
     assert score.sd == pytest.approx(np.std([0.5, 0.75], ddof=1))
-    assert [c.key for c in lb.visible_columns(board, False)] == ["probe/acc"]
-    assert {c.key for c in lb.visible_columns(board, True)} == {"probe/acc", "probe/aux"}
+    assert [c.key for c in views.visible_columns(board, False)] == ["probe/acc"]
+    assert {c.key for c in views.visible_columns(board, True)} == {"probe/acc", "probe/aux"}
 
 
 def test_saved_leaderboard_round_trips_and_renders(tmp_path):
@@ -81,8 +82,8 @@ def test_saved_leaderboard_round_trips_and_renders(tmp_path):
     lb.save(lb.build(lb.collect_results(tmp_path / "r"), "x", path), path)
     board = lb.load(path)
     assert board.rows[0].results == ["../r/m1/probe__both__seed0.json"]
-    assert "| learned absolute | m1 | both | 0.5000 |" in lb.to_markdown(board)
-    assert lb.to_csv(board).splitlines()[1].startswith("learned absolute,m1,both,True,0.5")
+    assert "| learned absolute | m1 | both | 0.5000 |" in views.to_markdown(board)
+    assert views.to_csv(board).splitlines()[1].startswith("learned absolute,m1,both,True,0.5")
 
 
 def test_empty_results_folder_is_an_error(tmp_path):
@@ -214,7 +215,7 @@ def test_two_models_under_one_name_are_told_apart_by_fingerprint(tmp_path):
             ("probe__both__seed1.json", make_result("bert-a-star", "bbbbbbbbbb2", 1, 0.6)),
         ],
     )
-    table = lb.to_markdown(board)
+    table = views.to_markdown(board)
     assert "bert-a-star [aaaaaaaa]" in table and "bert-a-star [bbbbbbbb]" in table
 
 
