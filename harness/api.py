@@ -192,21 +192,26 @@ def load_model(spec: str, **options: Any) -> ModelAdapter:
     ``options`` are :class:`posharness.model_spec.LoadOptions` fields (``device``,
     ``dtype``, ``model_args`` as a mapping, ``data_dir``, ``cache_dir``).
     """
+    from dataclasses import fields
+
     from posharness.device import resolve_device
-    from posharness.model_spec import LoadOptions
+    from posharness.errors import OptionError
+    from posharness.model_spec import LoadOptions, parse_model_spec
     from posharness.model_spec import load_model as load
 
+    known = {f.name for f in fields(LoadOptions)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise OptionError(
+            f"load_model got unknown option {unknown[0]!r}: choose from {', '.join(sorted(known))}"
+        )
     model_args = options.pop("model_args", {}) or {}
     options["device"] = resolve_device(options.get("device", "auto"))
     for key in ("data_dir", "cache_dir"):
         if options.get(key) is not None:
             options[key] = Path(options[key])
-    load_options = LoadOptions(
-        model_args=tuple(sorted((k, str(v)) for k, v in model_args.items())), **options
-    )
-    from posharness.model_spec import parse_model_spec
-
-    return load(parse_model_spec(spec), load_options)
+    pairs = tuple(sorted((str(k), str(v)) for k, v in dict(model_args).items()))
+    return load(parse_model_spec(spec), LoadOptions(**{**options, "model_args": pairs}))
 
 
 def get_task(name: str) -> Task:

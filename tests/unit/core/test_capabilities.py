@@ -53,3 +53,12 @@ def test_task_hooks_are_declared_by_the_tasks_that_have_them():
     assert isinstance(get_task("shuffle_sr"), SummarizesGroup)
     assert not isinstance(get_task("toeplitz"), SummarizesGroup)
     assert isinstance(get_task("snli"), ReadsData)
+
+
+def test_the_python_api_loads_a_model_and_refuses_an_unknown_option(tiny_bert: Path):
+    import posharness
+
+    model = posharness.load_model(f"hf:{tiny_bert}", device="cpu", model_args={})
+    assert model.spec == f"hf:{tiny_bert}" and len(model.fingerprint()) == 16
+    with pytest.raises(PosharnessError, match="unknown option 'dtyp'"):
+        posharness.load_model(f"hf:{tiny_bert}", dtyp="float32")
