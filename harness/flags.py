@@ -74,3 +74,27 @@ def flag_section(results: Iterable[Any]) -> list[str]:
     """Markdown lines for a summary across cells: every flag of every cell, or nothing."""
     lines = [f"- **{r.task.name} · {r.mode.name}**: {flag}" for r in results for flag in r.flags]
     return ["", "## Flags (do not read these numbers as findings)", "", *lines] if lines else []
+
+
+def limit_lines(results: Iterable[Any]) -> list[str]:
+    """Markdown lines that say a summary's cells were computed on limited data, or none."""
+    limits = sorted(
+        {(r.limit, r.train_limit) for r in results if r.limit or r.train_limit},
+        key=lambda pair: (pair[0] or 0, pair[1] or 0),
+    )
+    parts = [
+        " and ".join(
+            text
+            for text in (
+                f"at most {limit} evaluation examples (--limit)" if limit else "",
+                f"at most {train} training examples (--train-limit)" if train else "",
+            )
+            if text
+        )
+        for limit, train in limits
+    ]
+    return (
+        [f"**Limited run:** computed on {'; '.join(parts)}: not a number to report.", ""]
+        if parts
+        else []
+    )

@@ -21,7 +21,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from posharness.flags import flag_section
+from posharness.flags import flag_section, limit_lines
 from posharness.task import Metric
 from posharness.tasks.dep_heads.scoring import HeadCounts, RelationScore, score_relations
 
@@ -183,6 +183,7 @@ def mode_table_markdown(results: Sequence[Any]) -> str:
     lines = [
         f"# Dependency heads · {first.model.spec}",
         "",
+        *limit_lines(results),
         f"Best-head accuracy (%) per relation ({set_name} labels), picked and scored on "
         f"{first.task.settings.get('input')} (sha256 {first.task.data_hash}); best offset "
         "= Clark et al.'s fixed-offset baseline (−3…+2).",

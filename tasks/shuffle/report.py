@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.flags import flag_section
+from posharness.flags import flag_section, limit_lines
 from posharness.tasks.shuffle.probes import PROBES
 
 TITLES = {
@@ -70,6 +70,7 @@ def _markdown(cells: dict, modes: list[str], probes: list[str], model: str) -> s
     lines = [
         f"# Word-swap probes: {model}",
         "",
+        *limit_lines(cells.values()),
         "Accuracy (%) on each probe's original pairs and Δ = changed − original, in points, "
         "with the paired 95 % bootstrap interval; p is the exact McNemar test.",
         "",

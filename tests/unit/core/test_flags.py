@@ -72,3 +72,15 @@ def test_summaries_list_every_flag_of_their_cells():
     lines = flag_section([flagged, clean])
     assert lines[-1] == "- **shuffle_sr · both**: degenerate classifier: x"
     assert flag_section([clean]) == []
+
+
+def test_summaries_of_limited_cells_say_so_and_full_ones_do_not():
+    from types import SimpleNamespace
+
+    from posharness.flags import limit_lines
+
+    limited = SimpleNamespace(limit=10, train_limit=200)
+    full = SimpleNamespace(limit=None, train_limit=None)
+    (line, _) = limit_lines([limited, full])
+    assert "at most 10 evaluation examples" in line and "at most 200 training examples" in line
+    assert limit_lines([full]) == []
