@@ -39,7 +39,8 @@ def probe_all_layers(
 ) -> TaskResult:
     from posharness.tasks.senteval.probe_grid import Protocol, fit_grid
 
-    protocol = Protocol(classifier=classifier, seed=1111 + ctx.seed)
+    search = str(ctx.options.get("search", "full"))
+    protocol = Protocol(classifier=classifier, seed=1111 + ctx.seed, search=search)
     classes = data.classes
     class_id = {label: i for i, label in enumerate(classes)}
     labels = np.array([class_id[label] for label in data.labels[chosen]], dtype=np.int64)
@@ -95,6 +96,7 @@ def probe_all_layers(
             "tenacity": protocol.tenacity,
             "max_epoch": protocol.max_epoch,
             "seed": protocol.seed,
+            "search": protocol.search,
         },
     }
     if ctx.options["control"]:

@@ -11,7 +11,8 @@ the real test labels — so a probe that memorises is told from one that reads t
 
 Options: ``probes`` (a folder from ``posharness build-probes senteval``, or one file;
 empty: ``<data-dir>/senteval/probing/``), ``pooling`` (mean | cls), ``classifier`` (auto:
-logistic regression for WC, the MLP otherwise, as the paper), ``control``.
+logistic regression for WC, the MLP otherwise, as the paper), ``search`` (full: SentEval's
+whole grid to early stopping; halving: successive halving over it), ``control``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ if TYPE_CHECKING:
 VERSION = "1"
 STORE_KIND = "sentence-features"
 LIMIT_SEED = 20180715  # which examples --limit / --train-limit keep (fixed across models)
-DEFAULTS: dict[str, Any] = {"probes": "", "pooling": "mean", "classifier": "auto", "control": True}
+DEFAULTS: dict[str, Any] = {
+    "probes": "",
+    "pooling": "mean",
+    "classifier": "auto",
+    "search": "full",
+    "control": True,
+}
 
 
 class ProbingTaskRunner:
@@ -163,13 +170,18 @@ def _encode(
 
 def _check_options(name: str, options: Mapping[str, Any]) -> None:
     from posharness.tasks.senteval.features import check_pooling
-    from posharness.tasks.senteval.probe_grid import CLASSIFIERS
+    from posharness.tasks.senteval.probe_grid import CLASSIFIERS, SEARCHES
 
     check_pooling(str(options["pooling"]), name)
     if str(options["classifier"]) not in ("auto", *CLASSIFIERS):
         raise OptionError(
             f"--task-arg {name}.classifier={options['classifier']}: unknown classifier, "
             f"expected one of auto, {', '.join(CLASSIFIERS)}"
+        )
+    if str(options["search"]) not in SEARCHES:
+        raise OptionError(
+            f"--task-arg {name}.search={options['search']}: unknown search, expected one of "
+            f"{', '.join(SEARCHES)}"
         )
 
 
