@@ -105,9 +105,10 @@ def _add_core_commands() -> None:
     from posharness.cli.compare import compare
     from posharness.cli.leaderboard import leaderboard
     from posharness.cli.listing import list_command
+    from posharness.cli.report import report
     from posharness.cli.run import run
 
-    for command in (run, list_command, leaderboard, compare):
+    for command in (run, list_command, leaderboard, compare, report):
         cli.add_command(command)
 
 

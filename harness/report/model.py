@@ -1,0 +1,238 @@
+"""What the report shows, as types: computed once from boards and results, then rendered.
+
+``collect`` fills these from files; ``pages`` (HTML) and ``markdown`` only format them, so
+the two formats cannot disagree on a number, and each stage is testable alone. Every
+``href`` is relative to the report's root folder; a page adds the way back to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from posharness.compare import MetricComparison, model_name
+from posharness.leaderboard import Column, Row, Score
+from posharness.results import CellResult
+
+ALPHA = 0.05  # a paired test's p below this marks a difference as significant
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    href: str
+    caption: str
+    origin: str  # "drawn" (by the report) | "artifact" (a cell's) | "summary" (across modes)
+
+
+@dataclass(frozen=True)
+class CellFacts:
+    """One result file behind a number, copied into the report at ``href``."""
+
+    href: str
+    result: CellResult
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How the numbers of one (row, task) were made; one block per pair, shared by its
+    metrics, so a board of a thousand numbers does not repeat it a thousand times."""
+
+    anchor: str  # the block's element id on the page
+    row: Row
+    task: str
+    cells: tuple[CellFacts, ...]  # the result files at hand, lowest seed first
+    missing: tuple[str, ...]  # result files the board names that are not at hand
+    options: dict[str, Any]  # the board's non-default options for the task
+
+    @property
+    def at_hand(self) -> bool:
+        return bool(self.cells)
+
+    def hover(self) -> str:
+        """The one-line summary a pointer resting on a number shows."""
+        head = f"{self.row.model} · {self.row.mode} · {self.task} · {self.row.fingerprint}"
+        if not self.cells:
+            return f"{head} · result files not at hand"
+        first = self.cells[0].result
+        seeds = ",".join(str(c.result.seed) for c in self.cells)
+        return f"{head} · v{first.task.version} · data {first.task.data_hash} · seeds {seeds}"
+
+
+@dataclass(frozen=True)
+class RowView:
+    index: int
+    row: Row
+    label: str  # the model, with its fingerprint where one spec names two models
+    mode_label: str  # the mode, and its definition where the split is not exact
+    provenance: dict[str, Provenance]  # task → block
+
+
+@dataclass(frozen=True)
+class TaskView:
+    name: str
+    family: str
+    description: str | None
+    columns: tuple[Column, ...]
+    figures: tuple[FigureRef, ...]  # drawn by the report first, then the cells' own
+    files: tuple[FigureRef, ...] = ()  # the cells' other artifacts (arrays, tables)
+    missing_figures: tuple[str, ...] = ()  # listed by a result, absent from its folder
+
+
+@dataclass(frozen=True)
+class FamilySection:
+    family: str
+    anchor: str
+    tasks: tuple[TaskView, ...]
+    rows: tuple[RowView, ...]  # rows with at least one score in this family
+    summaries: tuple[FigureRef, ...] = ()  # a run's views across modes (Fig. 5, Table 3 …)
+    tables: tuple[FigureRef, ...] = ()  # the same summaries' tables (Markdown, CSV, JSON)
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(c for t in self.tasks for c in t.columns)
+
+
+@dataclass(frozen=True)
+class BoardView:
+    name: str
+    slug: str
+    source: str  # the path as the user gave it
+    created_at: str
+    rows: tuple[RowView, ...]
+    families: tuple[FamilySection, ...]
+    results_named: int  # result files the rows name
+    results_at_hand: int
+    bundle: bool  # per-example outputs kept beside the board (``*.examples.json.gz``)
+    how_made: tuple[str, ...]  # environment and settings lines, from results and the board
+    figures: tuple[FigureRef, ...] = ()  # drawn across the board (its scatter)
+
+    @property
+    def href(self) -> str:
+        return f"boards/{self.slug}.html"
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({r.row.model for r in self.rows})
+
+    @property
+    def model_names(self) -> list[str]:
+        """Registered names (``tupe-r`` of ``tupe-r@runs/x``), for a line that must fit."""
+        return sorted({model_name(r.row.model) for r in self.rows})
+
+    @property
+    def modes(self) -> list[str]:
+        order = {"both": 0, "contextual": 1, "positional": 2}
+        return sorted({r.row.mode for r in self.rows}, key=lambda m: (order.get(m, 9), m))
+
+    @property
+    def tasks(self) -> list[str]:
+        return [t.name for f in self.families for t in f.tasks]
+
+
+@dataclass(frozen=True)
+class ScatterView:
+    """Metric X against metric Y, one point per (model, mode) (Chen et al. 2023, Fig. 2)."""
+
+    x: str
+    y: str
+    title: str
+    figure: FigureRef | None  # None when no row holds both metrics
+    points: int
+
+
+@dataclass(frozen=True)
+class PairView:
+    a: RowView
+    b: RowView
+    metrics: tuple[MetricComparison, ...]
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    slug: str
+    a: BoardView
+    b: BoardView
+    pairs: tuple[PairView, ...]
+
+    @property
+    def href(self) -> str:
+        return f"compare/{self.slug}.html"
+
+
+@dataclass(frozen=True)
+class FileCopy:
+    target: str  # relative to the report root
+    source: Path
+
+
+@dataclass
+class Study:
+    """Everything one report holds; figures are requests the figure store resolves."""
+
+    boards: list[BoardView]
+    scatters: list[ScatterView]
+    comparisons: list[ComparisonView]
+    copies: list[FileCopy] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)  # href → FigureRequest
+    stamp: str | None = None  # build time, only when asked for
+
+
+# -- numbers as text, shared by both formats ---------------------------------------------
+
+
+def mean_text(score: Score | None) -> str:
+    return "–" if score is None else f"{score.mean:.4f}"
+
+
+def spread_text(score: Score | None) -> str:
+    """± sd over seeds, or the task's own 95 % interval with one seed."""
+    if score is None:
+        return ""
+    if score.sd is not None:
+        return f"± {score.sd:.4f} ({score.n_seeds} seeds)"
+    if score.ci_low is not None and score.ci_high is not None:
+        return f"[{score.ci_low:.4f}, {score.ci_high:.4f}]"
+    return ""
+
+
+def settings_text(row: Row, tasks: list[str] | None = None) -> str:
+    """What sets a row apart from a plain run: limits, and the options of ``tasks``."""
+    parts = [
+        f"{key.replace('_', ' ')} {row.settings[key]}"
+        for key in ("limit", "train_limit")
+        if key in row.settings
+    ]
+    for task, options in sorted(row.settings.get("options", {}).items()):
+        if tasks is None or task in tasks:
+            parts += [f"{task}.{k}={v}" for k, v in sorted(options.items())]
+    return " · ".join(parts)
+
+
+def when(timestamp: str) -> str:
+    """An ISO 8601 time to the minute, for reading; the raw value where it is not one."""
+    from datetime import UTC, datetime
+
+    try:
+        moment = datetime.fromisoformat(timestamp)
+    except ValueError:
+        return timestamp
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.4f}"
+
+
+def plain(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def significant(comparison: MetricComparison) -> bool | None:
+    """True / False by the paired test at ``ALPHA``; None when there is no test."""
+    if comparison.test is None:
+        return None
+    return comparison.test.p_value < ALPHA
