@@ -9,7 +9,8 @@ outside the battery) a point costs one dictionary lookup.
 Points: ``encode-batch`` (after each encoded batch), ``train-step`` (after each
 fine-tuning optimizer step), ``atomic-write`` (a file fully written under its temporary
 name, not yet renamed: results, leaderboards, cache entries, figures, logs),
-``probe-file`` (between the files of a probe build), ``pretrain-step``.
+``probe-file`` (between the files of a probe build), ``senteval-file`` (between the files of
+a SentEval probing build), ``pretrain-step``.
 """
 
 from __future__ import annotations

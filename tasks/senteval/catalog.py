@@ -3,7 +3,8 @@
 One table shared by the reader, the builder and the summaries, so a task's name, its
 official file and its label set are written down once. ``labels`` is the closed label set
 where the paper fixes one; ``None`` marks the open sets (WC's 1,000 words, TopConst's 19
-sequences + OTHER), which the reader checks by rule instead.
+sequences + OTHER), which the reader checks by rule instead. What each task needs from
+a source to be built is the builder's business (``building/task.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ class ProbingTask:
     category: str  # Surface | Syntactic | Semantic (Conneau et al. §3)
     labels: tuple[str, ...] | None  # closed label set, None when the data defines it
     max_classes: int  # classes the paper's construction yields
-    needs: str  # what the builder needs: "text" | "constituency" | "dependency"
     description: str
 
 
@@ -33,7 +33,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Surface",
         ("0", "1", "2", "3", "4", "5"),
         6,
-        "text",
         "number of words, in six bins (5-8, 9-12, 13-16, 17-20, 21-25, 26-28)",
     ),
     ProbingTask(
@@ -43,7 +42,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Surface",
         None,
         1000,
-        "text",
         "which of 1,000 mid-frequency words the sentence contains (exactly one of them)",
     ),
     ProbingTask(
@@ -53,7 +51,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Syntactic",
         tuple(str(d) for d in range(5, 13)),
         8,
-        "constituency",
         "depth of the constituency tree, 5-12",
     ),
     ProbingTask(
@@ -63,7 +60,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Syntactic",
         None,
         20,
-        "constituency",
         "the sequence of top constituents below S: 19 most frequent sequences or OTHER",
     ),
     ProbingTask(
@@ -73,7 +69,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Syntactic",
         ("O", "I"),
         2,
-        "text",
         "were two adjacent words swapped (I) or is the order original (O)",
     ),
     ProbingTask(
@@ -83,7 +78,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Semantic",
         ("PAST", "PRES"),
         2,
-        "dependency",
         "tense of the main-clause verb",
     ),
     ProbingTask(
@@ -93,7 +87,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Semantic",
         ("NN", "NNS"),
         2,
-        "dependency",
         "number of the main clause's subject",
     ),
     ProbingTask(
@@ -103,7 +96,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Semantic",
         ("NN", "NNS"),
         2,
-        "dependency",
         "number of the main clause's direct object",
     ),
     ProbingTask(
@@ -113,7 +105,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Semantic",
         ("O", "C"),
         2,
-        "text",
         "was a noun or verb replaced by another of similar frequency (C) or not (O)",
     ),
     ProbingTask(
@@ -123,7 +114,6 @@ TASKS: tuple[ProbingTask, ...] = (
         "Semantic",
         ("O", "I"),
         2,
-        "constituency",
         "are two coordinated main clauses in their original order (O) or inverted (I)",
     ),
 )

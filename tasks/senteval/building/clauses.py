@@ -1,0 +1,109 @@
+"""Main-clause facts for the semantic tasks, read from whichever parse a sentence has.
+
+Tense, SubjNum and ObjNum label a sentence by its main clause (Conneau et al. §3
+"Semantic information"); CoordInv needs two coordinated main clauses. A constituency tree
+(SNLI, PTB) and a dependency tree (CoNLL-U) express these differently, so each has its own
+reader (:mod:`.tree_clauses`, :mod:`.ud_clauses`) returning the same small records; a
+sentence neither reader can use gets a stable reason string, counted in the manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from posharness.tasks.senteval.building.corpus import Sentence
+
+PAST, PRESENT = "PAST", "PRES"
+SINGULAR, PLURAL = "NN", "NNS"
+NO_PARSE = "no_parse"
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """A label and the word it rests on (the target kept out of other splits)."""
+
+    label: str
+    target: str  # lower-cased word form
+    position: int  # its token index
+    cue: str = ""  # the word whose tag gives the label (finite verb, head noun)
+    cue_tag: str = ""  # its part-of-speech tag in this sentence
+
+
+@dataclass(frozen=True, slots=True)
+class Coordination:
+    """``first connector second tail`` as half-open token ranges, e.g. for
+    "He knew it , and he deserved no answer ." first=[0,3), connector=[3,5) (", and"),
+    second=[5,9), tail=[9,10) (".")."""
+
+    first: tuple[int, int]
+    connector: tuple[int, int]
+    second: tuple[int, int]
+    tail: tuple[int, int]
+    proper: frozenset[int]  # token indices whose capital is lexical (proper nouns, "I")
+
+
+Finding = Labelled | str  # a result, or the reason there is none
+
+
+def main_clause_tense(sentence: Sentence) -> Finding:
+    return _dispatch(sentence, "tense")
+
+
+def subject_number(sentence: Sentence) -> Finding:
+    return _dispatch(sentence, "subject")
+
+
+def object_number(sentence: Sentence) -> Finding:
+    return _dispatch(sentence, "object")
+
+
+def clause_coordination(sentence: Sentence) -> Coordination | str:
+    from posharness.tasks.senteval.building import tree_clauses, ud_clauses
+
+    if sentence.words is not None:
+        return ud_clauses.coordination(sentence.words)
+    if sentence.tree is not None:
+        return tree_clauses.coordination(sentence.tree)
+    return NO_PARSE
+
+
+def _dispatch(sentence: Sentence, fact: str) -> Finding:
+    from posharness.tasks.senteval.building import tree_clauses, ud_clauses
+
+    readers: dict[str, tuple[Callable, Callable]] = {
+        "tense": (ud_clauses.tense, tree_clauses.tense),
+        "subject": (ud_clauses.subject_number, tree_clauses.subject_number),
+        "object": (ud_clauses.object_number, tree_clauses.object_number),
+    }
+    from_ud, from_tree = readers[fact]
+    if sentence.words is not None:
+        return from_ud(sentence.words)
+    if sentence.tree is not None:
+        return from_tree(sentence.tree)
+    return NO_PARSE
+
+
+def invert_clauses(tokens: tuple[str, ...], coordination: Coordination) -> tuple[str, ...]:
+    """CoordInv's "I" form: the two clauses swapped around the connector, the sentence-final
+    punctuation kept at the end, and the capital moved to the new first word."""
+    a, b = coordination.first
+    c, d = coordination.connector
+    e, f = coordination.second
+    g, h = coordination.tail
+    first = list(tokens[a:b])
+    second = list(tokens[e:f])
+    if a not in coordination.proper:
+        first[0] = _lower_initial(first[0])
+    second[0] = _upper_initial(second[0])
+    return (*second, *tokens[c:d], *first, *tokens[g:h])
+
+
+def _lower_initial(word: str) -> str:
+    """``The`` -> ``the``; acronyms (``NASA``) and mixed case (``iPhone``) are left alone."""
+    capitalised = word[:1].isupper() and (len(word) == 1 or word[1:].islower())
+    return word[0].lower() + word[1:] if capitalised else word
+
+
+def _upper_initial(word: str) -> str:
+    return word[0].upper() + word[1:] if word[:1].isalpha() else word
