@@ -90,7 +90,7 @@ def breakdown(results: Path) -> list[dict]:
                 "encoded": out["task"]["settings"].get("sentences_encoded"),
                 "encode_s": round(timing["encode_seconds"], 1),
                 "classifier_s": round(timing["classifier_seconds"], 1),
-                "cell_s": round(out.get("timings", {}).get("total_seconds", 0.0), 1),
+                "cell_s": round(out.get("timings", {}).get("total_s", 0.0), 1),
             }
         )
     return rows
