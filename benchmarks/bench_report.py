@@ -63,16 +63,10 @@ def timed(args: list[str], env: dict[str, str]) -> dict:
 def write_study(root: Path, models: int) -> tuple[Path, Path]:
     """The synthetic results and their board; returns (results folder, board)."""
     from posharness import leaderboard as lb
-    from posharness.results import (
-        CellResult,
-        Environment,
-        Metric,
-        ModeInfo,
-        ModelInfo,
-        TaskInfo,
-        Timings,
-        write_result,
-    )
+    from posharness.results import Metric
+
+    sys.path.insert(0, str(REPO))  # the synthetic results are the tests' own factory
+    from tests.result_factory import save_cell, synthetic_result
 
     png = _tiny_png()
     results = root / "results"
@@ -87,36 +81,21 @@ def write_study(root: Path, models: int) -> tuple[Path, Path]:
                 stem = results / spec / f"{task}__{mode}__seed0"
                 stem.mkdir(parents=True, exist_ok=True)
                 (stem / "figure.png").write_bytes(png)
-                write_result(
-                    CellResult(
-                        cell_id=f"{fingerprint}-{mode}-{task}",
-                        model=ModelInfo(
-                            spec=spec,
-                            fingerprint=fingerprint,
-                            pe_card={"family": f"family-{m % 4}"},
-                        ),
-                        mode=ModeInfo(name=mode, exact=True),
-                        task=TaskInfo(
-                            name=task,
-                            version="1",
-                            family=FAMILIES[t % 3],
-                            main_metric=metrics[0],
-                            headline_metrics=list(metrics),
-                            data_hash="d",
-                        ),
-                        seed=0,
-                        metrics={
-                            metrics[0]: Metric(value, ci_low=value - 0.01, ci_high=value + 0.01),
-                            metrics[1]: Metric(1 - value / 2),
-                        },
-                        artifacts=[f"{stem.name}/figure.png"],
-                        environment=Environment(
-                            posharness="0", python="3", platform="x", packages={}, device="cpu"
-                        ),
-                        timings=Timings(started_at="t", finished_at="t", total_s=1.0),
-                    ),
-                    stem.with_suffix(".json"),
+                result = synthetic_result(
+                    spec=spec,
+                    fingerprint=fingerprint,
+                    task=task,
+                    mode=mode,
+                    cell_id=f"{fingerprint}-{mode}-{task}",
+                    pe_card={"family": f"family-{m % 4}"},
+                    family=FAMILIES[t % 3],
+                    metrics={
+                        metrics[0]: Metric(value, ci_low=value - 0.01, ci_high=value + 0.01),
+                        metrics[1]: Metric(1 - value / 2),
+                    },
+                    artifacts=[f"{stem.name}/figure.png"],
                 )
+                save_cell(results, result)
     board = root / "boards" / "synthetic.json"
     built = lb.build(lb.collect_results(results), "synthetic", board)
     lb.save(built.model_copy(update={"created_at": "2026-01-01T00:00:00+00:00"}), board)

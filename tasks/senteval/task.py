@@ -17,8 +17,9 @@ whole grid to early stopping; halving: successive halving over it), ``control``.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,7 @@ class ProbingTaskRunner:
         chosen = _limited(data, ctx.limit, ctx.train_limit)
         sentences = [data.sentences[i] for i in chosen]
         pooling = str(ctx.options["pooling"])
-        with _store(model, ctx, pooling) as store:
+        with _feature_store(model, ctx, pooling) as store:
             log = _encode(model, ctx, store, sentences, pooling)
             result = probe_all_layers(self.task, data, chosen, store, ctx, self._classifier(ctx))
         result.data_hash = data.sha256
@@ -117,33 +118,27 @@ def _limited(data: ProbingData, limit: int | None, train_limit: int | None) -> n
     return np.concatenate(kept)
 
 
-class _store:  # noqa: N801 - a context manager used as ``with _store(...)``
+@contextlib.contextmanager
+def _feature_store(
+    model: ModelAdapter, ctx: TaskContext, pooling: str
+) -> Iterator[SentenceFeatureStore]:
     """The (model, mode, pooling) feature store: in the cache, or a temporary folder
     removed afterwards when caching is off (``--no-cache``)."""
+    from posharness.tasks.senteval.features import STORE_VERSION, SentenceFeatureStore
 
-    def __init__(self, model: ModelAdapter, ctx: TaskContext, pooling: str) -> None:
-        self.model, self.ctx, self.pooling = model, ctx, pooling
-        self._temporary: tempfile.TemporaryDirectory[str] | None = None
-
-    def __enter__(self) -> SentenceFeatureStore:
-        from posharness.tasks.senteval.features import STORE_VERSION, SentenceFeatureStore
-
-        cache = self.ctx.cache
-        if cache.root is None:
-            self._temporary = tempfile.TemporaryDirectory(prefix="posharness-senteval-")
-            return SentenceFeatureStore(Path(self._temporary.name))
-        key = cache.key(
-            self.model.fingerprint(),
-            mode_identity(self.model, self.ctx.mode),
-            "any sentence",
-            STORE_KIND,
-            extra={"pooling": self.pooling, "store": STORE_VERSION},
-        )
-        return SentenceFeatureStore(cache.root / STORE_KIND / key[:2] / key)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._temporary is not None:
-            self._temporary.cleanup()
+    cache = ctx.cache
+    if cache.root is None:
+        with tempfile.TemporaryDirectory(prefix="posharness-senteval-") as temporary:
+            yield SentenceFeatureStore(Path(temporary))
+        return
+    key = cache.key(
+        model.fingerprint(),
+        mode_identity(model, ctx.mode),
+        "any sentence",
+        STORE_KIND,
+        extra={"pooling": pooling, "store": STORE_VERSION},
+    )
+    yield SentenceFeatureStore(cache.root / STORE_KIND / key[:2] / key)
 
 
 def _encode(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,42 +11,21 @@ from posharness import board_views as views
 from posharness import leaderboard as lb
 from posharness.compare import compare_files, mcnemar, paired_test, permutation_test
 from posharness.errors import DataError
-from posharness.results import (
-    CellResult,
-    Environment,
-    Metric,
-    ModeInfo,
-    ModelInfo,
-    TaskInfo,
-    Timings,
-    write_result,
-)
+from posharness.results import CellResult, Metric, write_result
+from tests.result_factory import save_cell, synthetic_result, write_examples
 
 
 def make_result(
     model: str, fingerprint: str, seed: int, value: float, examples: str | None = None
 ) -> CellResult:
-    return CellResult(
-        cell_id=f"{fingerprint}-{seed}",
-        model=ModelInfo(
-            spec=model, fingerprint=fingerprint, pe_card={"family": "learned absolute"}
-        ),
-        mode=ModeInfo(name="both", exact=True),
-        task=TaskInfo(
-            name="probe",
-            version="1",
-            family="test",
-            main_metric="acc",
-            headline_metrics=["acc"],
-            data_hash="d",
-        ),
+    return synthetic_result(
+        spec=model,
+        fingerprint=fingerprint,
+        task="probe",
         seed=seed,
         metrics={"acc": Metric(value=value), "aux": Metric(value=value / 2)},
+        headline=["acc"],
         examples_file=examples,
-        environment=Environment(
-            posharness="0", python="3", platform="x", packages={}, device="cpu"
-        ),
-        timings=Timings(started_at="t", finished_at="t", total_s=1.0),
     )
 
 
@@ -55,14 +33,8 @@ def write_run(folder: Path, model: str, fingerprint: str, outcomes: dict[int, li
     """One result per seed, with per-example 0/1 correctness."""
     for seed, correct in outcomes.items():
         stem = folder / model / f"probe__both__seed{seed}"
-        stem.mkdir(parents=True, exist_ok=True)
-        (stem / "examples.jsonl").write_text(
-            "".join(json.dumps({"id": str(i), "acc": c}) + "\n" for i, c in enumerate(correct))
-        )
-        result = make_result(
-            model, fingerprint, seed, float(np.mean(correct)), f"{stem.name}/examples.jsonl"
-        )
-        write_result(result, stem.with_suffix(".json"))
+        examples = write_examples(stem, ({"id": str(i), "acc": c} for i, c in enumerate(correct)))
+        save_cell(folder, make_result(model, fingerprint, seed, float(np.mean(correct)), examples))
 
 
 def test_rows_average_over_seeds_with_standard_deviation(tmp_path):

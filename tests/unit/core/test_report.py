@@ -17,17 +17,9 @@ from posharness import leaderboard as lb
 from posharness.compare import compare_files
 from posharness.report import build_report
 from posharness.report.collect import ReportInputs, collect
-from posharness.results import (
-    CellResult,
-    Environment,
-    Metric,
-    ModeInfo,
-    ModelInfo,
-    TaskInfo,
-    Timings,
-    write_result,
-)
+from posharness.results import Environment, Metric, ModeInfo, Timings
 from tests.cli_helpers import cli, one_line_error
+from tests.result_factory import save_cell, synthetic_result, write_examples
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMITTED = sorted((ROOT / "leaderboards").glob("*.json"))
@@ -45,58 +37,55 @@ def png(path: Path, shade: int) -> None:
     image.save(path)
 
 
+REPORT_ENVIRONMENT = Environment(
+    posharness="0.1.0",
+    python="3.11",
+    platform="linux",
+    packages={"torch": "2"},
+    device="cpu",
+    dtype="float32",
+    git_hash="0123456789abcdef",
+)
+REPORT_TIMINGS = Timings(
+    started_at="2026-01-01T00:00:00", finished_at="2026-01-01T00:00:01", total_s=1.0
+)
+
+
 def cell(folder: Path, model: str, mode: str, task: str, metrics: dict[str, Metric], **kw) -> None:
     stem = folder / model / f"{task}__{mode}__seed0"
     stem.mkdir(parents=True, exist_ok=True)
     artifacts = []
     if kw.get("figure"):
-        png(stem / "heatmap.png", 40 + 30 * len(artifacts) + (mode == "both") * 80)
+        png(stem / "heatmap.png", 40 + (mode == "both") * 80)
         artifacts.append(f"{stem.name}/heatmap.png")
     examples = kw.get("examples")
+    examples_file = None
     if examples is not None:
-        (stem / "examples.jsonl").write_text(
-            "".join(json.dumps({"id": str(i), "acc": v}) + "\n" for i, v in enumerate(examples))
+        examples_file = write_examples(
+            stem, ({"id": str(i), "acc": v} for i, v in enumerate(examples))
         )
-    result = CellResult(
+    result = synthetic_result(
+        spec=model,
+        fingerprint=MODELS[model],
+        task=task,
+        metrics=metrics,
         cell_id=f"{MODELS[model]}-{mode}-{task}",
-        model=ModelInfo(
-            spec=model,
-            fingerprint=MODELS[model],
-            pe_card={"family": "learned absolute", "reference_point": "absolute"},
-        ),
+        pe_card={"family": "learned absolute", "reference_point": "absolute"},
         mode=ModeInfo(
             name=mode,
             exact=mode == "both",
             definition=None if mode == "both" else "tisa-mean-word",
             reference_corpus=None if mode == "both" else "wikitext-2 valid [abc123]",
         ),
-        task=TaskInfo(
-            name=task,
-            version="3",
-            family="attention-geometry" if task == "locality_symmetry" else "test-probe",
-            main_metric=next(iter(metrics)),
-            headline_metrics=list(metrics),
-            data_hash=f"data-{task}",
-            options={"words": 10},
-        ),
-        seed=0,
-        metrics=metrics,
-        examples_file=f"{stem.name}/examples.jsonl" if examples is not None else None,
+        version="3",
+        family="attention-geometry" if task == "locality_symmetry" else "test-probe",
+        options={"words": 10},
+        examples_file=examples_file,
         artifacts=artifacts,
-        environment=Environment(
-            posharness="0.1.0",
-            python="3.11",
-            platform="linux",
-            packages={"torch": "2"},
-            device="cpu",
-            dtype="float32",
-            git_hash="0123456789abcdef",
-        ),
-        timings=Timings(
-            started_at="2026-01-01T00:00:00", finished_at="2026-01-01T00:00:01", total_s=1.0
-        ),
+        environment=REPORT_ENVIRONMENT,
+        timings=REPORT_TIMINGS,
     )
-    write_result(result, stem.with_suffix(".json"))
+    save_cell(folder, result)
 
 
 def write_run(root: Path, name: str, better: bool) -> Path:
