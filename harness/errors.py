@@ -53,3 +53,19 @@ class UnsupportedModeError(PosharnessError):
 
 class SettingsConflictError(PosharnessError):
     """A leaderboard merge that would put one task's scores under two settings in a row."""
+
+
+class PlanProblems(PosharnessError):
+    """Everything that stops a run, found while planning and reported at once.
+
+    A user fixing one missing dataset per attempt (CoLA, then QQP, then SNLI) and only
+    then learning that the model has no checkpoint wastes an attempt per problem; the
+    plan collects every model, option and data problem of the run, cheapest first, and
+    this error lists them, one line each.
+    """
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = [" ".join(p.split()) for p in problems]
+        lines = [f"{len(self.problems)} problems stop this run (nothing was run):"]
+        lines += [f"  - {problem}" for problem in self.problems]
+        Exception.__init__(self, "\n".join(lines))

@@ -90,6 +90,21 @@ class ModelEntry:
     modes: str  # the modes the name offers, as shown to a user (a checkpoint may narrow it)
     description: str
     argument: str | None = None  # bound first argument, e.g. the zoo scheme name
+    # "module:function" with the factory's signature that raises a PosharnessError when
+    # the spec cannot load (missing checkpoint or package) without reading weights: run
+    # for every model while planning, before any dataset is read.
+    check: str | None = None
+
+    def preflight(self, argument: str | None, options: LoadOptions) -> None:
+        from posharness.registry import import_target
+
+        if self.check is None:
+            return
+        check = import_target(self.check, "model check", self.description)
+        if self.argument is not None:
+            check(self.argument, argument, options)
+        else:
+            check(argument, options)
 
     def __call__(self, argument: str | None, options: LoadOptions) -> ModelAdapter:
         from posharness.registry import import_target

@@ -10,10 +10,10 @@ missing dataset — fails here, in one line, before any cell runs.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from posharness.adapter import (
     POSITIONAL_TERM,
@@ -24,12 +24,19 @@ from posharness.adapter import (
     mode_identity,
 )
 from posharness.device import check_device_name, resolve_dtype
-from posharness.errors import OptionError, OutputError, UnsupportedModeError
+from posharness.errors import (
+    OptionError,
+    OutputError,
+    PlanProblems,
+    PosharnessError,
+    UnsupportedModeError,
+)
 from posharness.hashing import hash_obj
 from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
 from posharness.task import ReadsData, Task, resolve_options
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -121,12 +128,14 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
     if not config.tasks:
         raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
     check_device_name(config.device)
+    if config.data_dir is not None and not config.data_dir.is_dir():
+        what = "is not a folder" if config.data_dir.exists() else "does not exist"
+        raise OptionError(
+            f"--data-dir {config.data_dir} {what}: pass the folder that holds the datasets "
+            "(e.g. ../shared/data), or leave --data-dir out"
+        )
     task_names = task_registry.expand(config.tasks)
-    groups = task_registry.groups()
-    for task in config.task_args:
-        members = task_registry.expand([task]) if task in groups else [task]
-        if not set(members) & set(task_names):
-            raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
+    check_task_arg_targets(config.task_args, task_names)
     modes = parse_modes(config.modes)
     for spec in config.models:
         parse_model_spec(spec)
@@ -140,20 +149,55 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
     return task_names, modes
 
 
-def task_args_for(task: str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """A task's ``--task-arg`` values: those given to a group it is in, then its own.
-
-    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
-    task's own value (``rte.protocol=quick``) wins over its group's.
-    """
+def check_task_arg_targets(given: Mapping[str, Mapping[str, str]], task_names: list[str]) -> None:
+    """Each ``--task-arg`` must reach a task of this run: itself, a group holding one, or a
+    task another one borrows options from (``snli.train=`` for the word-swap probes)."""
     from posharness.plugins import tasks as task_registry
 
     groups = task_registry.groups()
+    borrowed = {
+        source: keys
+        for name in task_names
+        for source, keys in task_registry.get(name)().spec.borrows.items()
+    }
+    for task, values in given.items():
+        members = task_registry.expand([task]) if task in groups else [task]
+        if set(members) & set(task_names):
+            continue
+        if task in borrowed:
+            lent = borrowed[task]
+            for key in values:
+                if key not in lent:
+                    raise OptionError(
+                        f"--task-arg {task}.{key}: this run uses {task} only through the tasks "
+                        f"that borrow its options ({', '.join(lent)}); add {task} to --tasks "
+                        "to set its other options"
+                    )
+            continue
+        raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
+
+
+def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """A task's ``--task-arg`` values: those of a task it borrows options from, then those
+    given to a group it is in, then its own (each later one wins).
+
+    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
+    task's own value (``rte.protocol=quick``) wins over its group's; ``snli.train=FILE``
+    reaches the word-swap probes, which train the ``snli`` classifier.
+    """
+    from posharness.plugins import tasks as task_registry
+
+    if isinstance(task, str):
+        task = task_registry.get(task)()
+    name = task.spec.name
+    groups = task_registry.groups()
     merged: dict[str, str] = {}
-    for name, values in given.items():
-        if name in groups and task in task_registry.expand([name]):
+    for source, keys in task.spec.borrows.items():
+        merged.update({k: v for k, v in given.get(source, {}).items() if k in keys})
+    for group, values in given.items():
+        if group in groups and name in task_registry.expand([group]):
             merged.update(values)
-    merged.update(given.get(task, {}))
+    merged.update(given.get(name, {}))
     return merged
 
 
@@ -190,10 +234,19 @@ def cell_identity(
     return hash_obj(identity)[:16]
 
 
-def plan(config: RunConfig, device: str) -> list[Cell]:
-    """Every cell of the run, in order: model, then task, then mode, then seed."""
-    from posharness.plugins import tasks as task_registry
+def plan(
+    config: RunConfig,
+    device: str,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> list[Cell]:
+    """Every cell of the run, in order: model, then task, then mode, then seed.
 
+    Cheapest first: the options, then every model spec (names and checkpoints, before
+    any weights or data are read), then every task's options and data. Problems of the
+    last two steps are collected and reported together (:class:`PlanProblems`), so one
+    attempt shows everything that is missing. ``progress(label, total)`` shows the
+    data checks, which read and hash whole datasets.
+    """
     task_names, modes = validate(config)
     options = LoadOptions(
         dtype=config.dtype,
@@ -202,21 +255,24 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
         data_dir=config.data_dir,
         cache_dir=config.cache_dir,
     )
+    problems: list[PosharnessError] = []
+    specs = [parse_model_spec(text) for text in config.models]
+    for spec in specs:
+        _collect(problems, preflight_model, spec, options)
+    advance = progress("checking task data", len(task_names)) if progress else None
     prepared = []
     for name in task_names:
-        task: Task = task_registry.get(name)()
-        task_options = resolve_options(task.spec, task_args_for(name, config.task_args))
-        identity = (
-            task.data_identity(task_options, config.data_dir)
-            if isinstance(task, ReadsData)
-            else None
-        )
-        prepared.append((name, task, task_options, identity))
+        task = _collect(problems, _prepare_task, name, config)
+        if task is not None:
+            prepared.append(task)
+        if advance:
+            advance(1)
+    if problems:
+        raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
     cells = []
     dtype = resolve_dtype(config.dtype, device)
     settings_suffix = result_suffix(config.limit, dtype, config.train_limit)
-    for text in config.models:
-        spec = parse_model_spec(text)
+    for spec in specs:
         model = load_model(spec, options)
         for mode in modes:
             if mode not in model.modes:
@@ -247,6 +303,38 @@ def plan(config: RunConfig, device: str) -> list[Cell]:
                     cell.limit, cell.train_limit = config.limit, config.train_limit
                     cells.append(cell)
     return cells
+
+
+def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: Any) -> _T | None:
+    """Run one planning step; a user error joins ``problems`` (once) instead of stopping."""
+    try:
+        return step(*args)
+    except PosharnessError as exc:
+        if all(str(exc) != str(seen) for seen in problems):
+            problems.append(exc)
+        return None
+
+
+def preflight_model(spec: ModelSpec, options: LoadOptions) -> None:
+    """The cheap part of loading a model: its name is registered and its checkpoint is
+    where the spec says (no weights read). Families declare it as ``ModelEntry.check``."""
+    from posharness.plugins import models
+
+    factory = models.get(spec.name)
+    check = getattr(factory, "preflight", None)
+    if check is not None:
+        check(spec.argument, options)
+
+
+def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, Any], Any]:
+    from posharness.plugins import tasks as task_registry
+
+    task: Task = task_registry.get(name)()
+    task_options = resolve_options(task.spec, task_args_for(task, config.task_args))
+    identity = (
+        task.data_identity(task_options, config.data_dir) if isinstance(task, ReadsData) else None
+    )
+    return name, task, task_options, identity
 
 
 def result_suffix(limit: int | None, dtype: str, train_limit: int | None = None) -> str:

@@ -129,6 +129,11 @@ def write_result(result: CellResult, path: Path) -> None:
 
 
 def read_json_file(path: Path, what: str) -> dict[str, Any]:
+    if Path(path).is_dir():
+        raise SchemaError(
+            f"{what} file {path} is a folder: give the {what} JSON file itself "
+            f"(e.g. {Path(path) / 'NAME.json'})"
+        )
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -35,6 +35,10 @@ class TaskSpec:
     requires: tuple[type, ...] = ()
     data_source: str = "synthetic"
     defaults: Mapping[str, Any] = field(default_factory=dict)  # task options and their defaults
+    # Options this task takes from another task's ``--task-arg``s: {"snli": ("train", ...)}
+    # for the word-swap probes, which train and reuse the ``snli`` classifier, so
+    # ``snli.train=FILE`` reaches them in a run that names only ``shuffle_sr``.
+    borrows: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass

@@ -23,6 +23,7 @@ def cli(*args: str) -> int:
 
 def run_isolated(tmp_path: Path, *args: str) -> int:
     """``posharness run`` on CPU with data, results, cache and leaderboard under tmp_path."""
+    (tmp_path / "data").mkdir(parents=True, exist_ok=True)
     return cli(
         "run",
         "--device",

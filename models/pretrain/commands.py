@@ -25,7 +25,11 @@ from posharness.errors import DataError, OptionError
 )
 @click.option("--steps", type=int, required=True, help="Optimizer steps.")
 @click.option(
-    "--out", type=click.Path(path_type=Path), required=True, help="Run folder (resumable)."
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Run folder (resumable) [default: NAME-SIZE in the runs folder, $POSHARNESS_RUNS or "
+    "the user data folder, where --model NAME finds it].",
 )
 @click.option(
     "--tokenizer",
@@ -52,7 +56,7 @@ def pretrain(
     size: str,
     corpus: Path,
     steps: int,
-    out: Path,
+    out: Path | None,
     tokenizer: str | None,
     vocab_size: int,
     batch_size: int,
@@ -90,10 +94,15 @@ def pretrain(
         bf16=bf16,
     )
 
-    bar, report = pretraining_bar(f"{name} ({size})", steps)
+    if out is None:
+        from posharness.models.zoo.checkpoints import default_run_folder
+
+        out = default_run_folder(name, size)
+        err_console().print(f"run folder: {out}")
+    bar, report, phase = pretraining_bar(f"{name} ({size})", steps)
     with bar:
         outcome = pretrain_scheme(
-            name, size, corpus, out, settings, tokenizer, vocab_size, report, options
+            name, size, corpus, out, settings, tokenizer, vocab_size, report, options, phase
         )
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
@@ -160,8 +169,11 @@ def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> N
     console().print(f"loss curves: {out}")
 
 
-def pretraining_bar(name: str, steps: int) -> tuple[Progress, Callable[[int, float], None]]:
-    """A bar on stderr for ``posharness pretrain``; the callback moves it to (step, loss)."""
+def pretraining_bar(
+    name: str, steps: int
+) -> tuple[Progress, Callable[[int, float], None], Callable[[str], None]]:
+    """A bar on stderr for ``posharness pretrain``; the callbacks move it to (step, loss)
+    and name the phase before the first step (tokenizer, corpus)."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -175,4 +187,7 @@ def pretraining_bar(name: str, steps: int) -> tuple[Progress, Callable[[int, flo
     def update(step: int, loss: float) -> None:
         progress.update(task, completed=step, description=f"{name} loss {loss:.3f}")
 
-    return progress, update
+    def phase(label: str) -> None:
+        progress.update(task, description=f"{name}: {label}")
+
+    return progress, update, phase

@@ -7,11 +7,14 @@ configuration, so two schemes trained by this function differ only in their posi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from posharness.errors import OptionError
+
+_log = logging.getLogger(__name__)  # shown on stderr by Python's last-resort handler
 
 
 def pretrain_scheme(
@@ -24,11 +27,14 @@ def pretrain_scheme(
     vocab_size: int,
     progress: Callable[[int, float], None] | None = None,
     options: dict[str, Any] | None = None,
+    phase: Callable[[str], None] | None = None,
 ) -> Any:
     """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
 
     ``options`` are ``PEConfig`` overrides (``models.pe.options.pe_options``); they are
     part of the model's identity, so a resume with other options is refused.
+    ``phase(label)`` names the long steps before the first optimizer step (training the
+    tokenizer, reading the corpus), which otherwise look like a stalled bar.
     """
     from transformers.utils import logging as hf_logging
 
@@ -45,7 +51,19 @@ def pretrain_scheme(
     config_for(name, size, max_position_embeddings=positions, **options)
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
+    if phase is not None:
+        phase("training a WordPiece tokenizer" if tokenizer_source is None else "loading tokenizer")
     tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
+    if tokenizer_source is None and len(tokenizer) < vocab_size:
+        _log.warning(
+            "--vocab-size %d: the corpus yields only %d WordPiece pieces, so the model's "
+            "vocabulary has %d (a larger corpus gives more)",
+            vocab_size,
+            len(tokenizer),
+            len(tokenizer),
+        )
+    if phase is not None:
+        phase("reading and tokenising the corpus")
 
     def build(vocabulary: int) -> Any:
         config = config_for(

@@ -41,5 +41,6 @@ for _name, _summary in ZOO_MODELS.items():
             modes="both, contextual" if _name == "nope" else _BOTH_MODES,
             description=f"{_summary}. Use {_name}@CHECKPOINT or --model-arg init=random.",
             argument=_name,
+            check="posharness.models.zoo.checkpoints:check_native",
         ),
     )

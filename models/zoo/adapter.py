@@ -4,14 +4,16 @@ Zoo checkpoints are ordinary Hugging Face folders (``posharness.models.zoo.encod
 classes with the Auto* factories), so the adapter is the Hugging Face one with three
 differences: the modes come from the zoo's own split (exact for attention-level schemes),
 the positional term is the model's ``positional_scores``, and the PE card is computed from
-the configuration. A name without a checkpoint is either an error that says how to make
-one or, with ``--model-arg init=random``, a seeded untrained model (Chen et al. Fig. 2
+the configuration. A name without a checkpoint loads the newest one ``posharness pretrain``
+saved under the runs folder (``checkpoints.py``), or is an error that says how to make
+one, or, with ``--model-arg init=random``, a seeded untrained model (Chen et al. Fig. 2
 asks what locality and symmetry look like *before* pretraining).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,13 @@ from posharness.adapter import Mode, ModeSupport, PECard
 from posharness.errors import ModelLoadError, OptionError
 from posharness.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
+from posharness.models.zoo.checkpoints import check_model_args, resolve_native
+
+# Python's last-resort handler prints WARNING records on stderr when no logging is set up,
+# which is how the CLI tells which default checkpoint a bare zoo name loaded.
+_log = logging.getLogger(__name__)
 
 MODEL_TYPE = "posharness-pe"
-NATIVE_ARGS = ("init", "size", "seed", "tokenizer")
 UNBOUNDED_LIMIT = 8192  # what a scheme without a position table accepts in one input
 
 
@@ -81,33 +87,22 @@ class NativePEAdapter(HFEncoderAdapter):
 
 def build_native(name: str, argument: str | None, options: LoadOptions) -> NativePEAdapter:
     """A registered zoo name with a checkpoint folder, or a seeded random initialisation."""
-    from posharness.models.zoo.encoder.options import GEOMETRY_KEYS, OPTION_TYPES, pe_options
+    from posharness.models.zoo.encoder.options import pe_options
 
     args = dict(options.model_args)
-    pe_args = {key: value for key, value in args.items() if key not in NATIVE_ARGS}
-    unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
-    if unknown:
-        raise OptionError(
-            f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} (e.g. "
-            "init=random size=mini seed=0) and, with init=random, PEConfig options such as "
-            "relative_buckets=64 or locality=0.3 (`posharness pretrain --help`)"
-        )
-    if argument and pe_args:
-        raise OptionError(
-            f"--model-arg {sorted(pe_args)[0]}: a checkpoint's options are fixed by its "
-            "config.json; options apply to init=random or `posharness pretrain --model-arg`"
-        )
+    pe_args = check_model_args(argument, options)
     overrides = pe_options(name, pe_args)
-    if argument:
-        folder = Path(argument).expanduser()
+    folder = resolve_native(name, argument, options)
+    if folder is not None:
         _check_checkpoint(name, folder)
+        if not argument:
+            _log.warning(
+                "%s: using the newest checkpoint %s (pass %s@FOLDER for another)",
+                name,
+                folder,
+                name,
+            )
         return NativePEAdapter(folder, _plain(options))
-    if args.get("init") != "random":
-        raise ModelLoadError(
-            f"model {name} has no checkpoint: pretrain one (posharness pretrain --model {name} "
-            f"--size mini --corpus DIR --out runs/{name}-mini) and use {name}@runs/{name}-mini, "
-            "or pass --model-arg init=random for an untrained one"
-        )
     folder = random_checkpoint(
         name,
         args.get("size", "mini"),

@@ -237,4 +237,5 @@ def task_spec(probe: str) -> TaskSpec:
         requires=(FineTunable,),  # the probes are scored by a fine-tuned SNLI classifier
         data_source="SNLI 1.0 test with parses (snli/snli_1.0)",
         defaults=_defaults(),
+        borrows={"snli": tuple(SNLI_OPTIONS)},
     )

@@ -1,0 +1,124 @@
+"""A new user's first hour (issue 19): every problem of a run reported at once, cheapest
+first, and every command or option an error suggests succeeds when followed — each
+suggestion below is executed, not only read."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from posharness.errors import OptionError
+from posharness.planning import check_task_arg_targets, task_args_for
+from tests.cli_helpers import cli, one_line_error, run_isolated
+from tests.unit.models.zoo.test_native_models import run_geometry, write_corpus
+
+GLUE = ("cola", "sst2", "mrpc", "stsb", "qqp", "mnli", "qnli", "rte", "wnli")
+# What makes a suggested pretraining run finish in seconds; click keeps the last value of
+# a repeated option, so these follow the suggestion instead of editing it.
+TINY_RECIPE = ("--size", "tiny", "--steps", "2", "--batch-size", "2", "--block-size", "24")
+
+
+def suggested_command(message: str) -> list[str]:
+    """The first `posharness …` command quoted in an error message, as argv."""
+    match = re.search(r"`(posharness [^`]+)`", message)
+    assert match, message
+    return shlex.split(match[1])[1:]
+
+
+def test_the_headline_command_lists_every_problem_at_once_model_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli(
+        "run",
+        "--model",
+        "tupe-r",
+        "--tasks",
+        "glue,shuffle_sr",
+        "--output-dir",
+        str(tmp_path / "results"),
+        "--no-cache",
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    header, *problems = err.strip().splitlines()
+    assert header.endswith("11 problems stop this run (nothing was run):")
+    assert "model tupe-r has no checkpoint" in problems[0]  # the cheapest check comes first
+    for name, line in zip(GLUE, problems[1:10], strict=True):
+        assert line.startswith(f"  - {name}: no train split found"), line
+    assert "shuffle probes need SNLI" in problems[10]
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))
+
+
+def test_the_suggested_pretrain_command_makes_the_checkpoint_a_bare_name_then_loads(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    assert run_geometry(tmp_path, "tupe-r") == 2
+    argv = suggested_command(one_line_error(capsys))
+    assert argv[:3] == ["pretrain", "--model", "tupe-r"] and "--steps" in argv
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    argv = [str(corpus) if arg == "CORPUS" else arg for arg in argv]
+    assert cli(*argv, *TINY_RECIPE, "--vocab-size", "120", "--device", "cpu") == 0
+    assert run_geometry(tmp_path, "tupe-r") == 0
+    assert "tupe-r: using the newest checkpoint" in caplog.text  # on stderr outside pytest
+    # the run folder itself is accepted where its final/ is meant
+    run_folder = tmp_path / "runs" / "tupe-r-tiny"
+    assert (run_folder / "final" / "config.json").is_file()
+    assert run_geometry(tmp_path / "again", f"tupe-r@{run_folder}") == 0
+
+
+def test_the_suggested_random_initialisation_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_geometry(tmp_path, "bert-a") == 2
+    assert "--model-arg init=random" in one_line_error(capsys)
+    code = run_geometry(
+        tmp_path, "bert-a", "--model-arg", "init=random", "--model-arg", "size=tiny"
+    )
+    assert code == 0
+
+
+def test_snli_options_reach_the_word_swap_probes_that_reuse_its_classifier() -> None:
+    from posharness.plugins import tasks
+
+    probe = tasks.get("shuffle_sr")()
+    check_task_arg_targets({"snli": {"train": "t.jsonl"}}, ["shuffle_sr"])
+    assert task_args_for(probe, {"snli": {"train": "t.jsonl"}})["train"] == "t.jsonl"
+    own = {"snli": {"train": "t.jsonl"}, "shuffle_sr": {"train": "mine.jsonl"}}
+    assert task_args_for(probe, own)["train"] == "mine.jsonl"  # the task's own value wins
+    assert task_args_for(probe, {"shuffle": {"bootstrap": "7"}})["bootstrap"] == "7"
+    with pytest.raises(OptionError, match="borrow its options"):
+        check_task_arg_targets({"snli": {"protocol_only": "x"}}, ["shuffle_sr"])
+    with pytest.raises(OptionError, match="does not include"):
+        check_task_arg_targets({"cola": {"train": "x"}}, ["shuffle_sr"])
+
+
+def test_a_data_dir_that_does_not_exist_is_called_that(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere"
+    code = cli("run", "--model", "minilm", "--tasks", "dep_heads", "--data-dir", str(missing))
+    assert code == 2
+    assert f"--data-dir {missing} does not exist" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", ["compare", "report"])
+def test_a_folder_given_as_a_leaderboard_is_called_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    board = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm.json"
+    args = [str(tmp_path), str(board)] if command == "compare" else [str(tmp_path)]
+    if command == "report":
+        args += ["-o", str(tmp_path / "report")]
+    assert cli(command, *args) == 2
+    assert f"{tmp_path} is a folder: give the leaderboard JSON file itself" in one_line_error(
+        capsys
+    )
+
+
+def test_run_isolated_data_dirs_exist(tmp_path: Path) -> None:
+    """The shared helper keeps giving an existing --data-dir (it is now checked)."""
+    assert run_isolated(tmp_path, "--model", "nope-such-model", "--tasks", "dep_heads") == 2
+    assert (tmp_path / "data").is_dir()
