@@ -9,5 +9,8 @@ leaderboards built from them. :func:`evaluate` does everything ``posharness run`
 __version__ = "0.1.0"
 
 from posharness.api import Evaluation, evaluate, get_task, load_model  # noqa: E402
+from posharness.auto_classes import install as _install_auto_classes  # noqa: E402
+
+_install_auto_classes()  # zoo checkpoints load with AutoModel once transformers is used
 
 __all__ = ["Evaluation", "__version__", "evaluate", "get_task", "load_model"]

@@ -63,7 +63,7 @@ from posharness.cli.options import (
     "--leaderboard",
     "leaderboard_path",
     default=None,
-    help="Leaderboard file to write [default: leaderboards/<model>.json].",
+    help="Leaderboard file to write [default: <output-dir>/<model>.json].",
 )
 @path_option(
     "--cache-dir",
