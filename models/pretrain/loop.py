@@ -133,8 +133,10 @@ def pretrain(
     loss waits for the GPU).
     """
     from posharness.device import resolve_device
+    from posharness.io import sweep_stale_temporaries
 
     corpus, out_dir = Path(corpus), Path(out_dir)
+    sweep_stale_temporaries(out_dir)  # a log or block file a killed run was writing
     device = resolve_device(settings.device)
     _seed_everything(settings.seed)
     model = build_model(len(tokenizer))

@@ -8,13 +8,15 @@ then drawn, seeded, from that tally: the command is started with
 as ``kill -9`` would, but at a moment that does not depend on the clock. The same command
 is rerun; its results (every metric, every per-example row), its leaderboard and its
 files must equal the uninterrupted run's. Families: the geometry grid (encoding, cache,
-result and leaderboard writes), a fine-tune (optimizer steps, cached runs, writes) and a
-probe build (between its files). The fast tier kills at two points per family; the slow
-tier at twenty (fewer where a family has fewer points to kill at).
+result and leaderboard writes), a fine-tune (optimizer steps, cached runs, writes), a
+probe build (between its files) and a masked-LM pretraining (optimizer steps, its log and
+checkpoint writes; the final weights must be bit-identical). The fast tier kills at two
+points per family; the slow tier at twenty (fewer where a family has fewer points).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -27,6 +29,7 @@ import pytest
 
 from posharness.faults import COUNT_VAR, ENV_VAR
 from tests.snli_parsed import snli_records, write_jsonl
+from tests.unit.models.zoo.test_native_models import write_corpus
 from tests.unit.tasks.finetune.test_finetune_task import write_rte
 
 FAST_POINTS = 2
@@ -75,6 +78,16 @@ FAMILIES = {
         frozenset({"probe-file"}),
         prepare="snli",
     ),
+    "pretrain": Family(
+        "pretrain",
+        (
+            "pretrain", "--model", "tupe-r", "--size", "tiny", "--corpus", "{out}/corpus.txt",
+            "--vocab-size", "120", "--batch-size", "4", "--block-size", "24", "--steps", "8",
+            "--save-every", "3", "--device", "cpu", "--out", "{out}/run",
+        ),
+        frozenset({"pretrain-step"}),
+        prepare="corpus",
+    ),
 }  # fmt: skip
 
 
@@ -94,6 +107,9 @@ def command(family: Family, model: Path, out: Path) -> list[str]:
     if family.prepare == "snli" and not (out / "snli.jsonl").exists():
         out.mkdir(parents=True, exist_ok=True)
         write_jsonl(out / "snli.jsonl", snli_records(60, seed=0, prefix="k"))
+    if family.prepare == "corpus" and not (out / "corpus.txt").exists():
+        out.mkdir(parents=True, exist_ok=True)
+        write_corpus(out / "corpus.txt")
     return [a.format(model=model, out=out) for a in family.args]
 
 
@@ -101,6 +117,8 @@ def snapshot(out: Path) -> dict[str, object]:
     """What a run leaves that a user reads: result metrics and rows, the board's scores;
     for a probe build, every probe file."""
     state: dict[str, object] = {}
+    if (out / "run").is_dir():
+        return pretraining_snapshot(out / "run")
     if (out / "probes").is_dir():
         files = {p.name: p.read_text() for p in sorted((out / "probes").iterdir())}
         return json.loads(json.dumps(files).replace(str(out), "{out}"))
@@ -115,6 +133,22 @@ def snapshot(out: Path) -> dict[str, object]:
     board = json.loads((out / "board.json").read_text())
     state["board"] = [(row["mode"], row["scores"]) for row in board["rows"]]
     return json.loads(json.dumps(state).replace(str(out), "{out}"))  # paths name the folder
+
+
+def pretraining_snapshot(run: Path) -> dict[str, object]:
+    """The final model's bytes (weights and tokenizer), every logged loss and the
+    checkpoints kept; seconds are left out (a resumed run is slower by design)."""
+    final = run / "final"
+    log = json.loads((run / "loss_log.json").read_text())
+    return {
+        "final": {
+            p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(final.rglob("*"))
+            if p.is_file() and p.suffix in {".safetensors", ".txt"}
+        },
+        "losses": [(r["step"], r["loss"], r["learning_rate"]) for r in log["records"]],
+        "checkpoints": sorted(p.name for p in run.glob("checkpoint-*")),
+    }
 
 
 def _numbers(details: object) -> object:
@@ -134,6 +168,7 @@ def _provenance(key: str) -> bool:
 def leftovers(out: Path) -> list[str]:
     """Temporaries (tagged ph-HOST-PID-) or half-written JSON after the rerun."""
     stale = [str(p) for p in out.rglob("*ph-*")]
+    stale += [str(p) for p in out.rglob("*.tmp")]  # a pretraining checkpoint being written
     for path in out.rglob("*.json"):
         try:
             json.loads(path.read_text())
