@@ -122,3 +122,21 @@ def test_run_isolated_data_dirs_exist(tmp_path: Path) -> None:
     """The shared helper keeps giving an existing --data-dir (it is now checked)."""
     assert run_isolated(tmp_path, "--model", "nope-such-model", "--tasks", "dep_heads") == 2
     assert (tmp_path / "data").is_dir()
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o002, 0o664), (0o022, 0o644), (0o077, 0o600)])
+def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
+    """Results are readable by the group when the umask says so (mkstemp alone gives 0600)."""
+    import os
+    import subprocess
+    import sys
+
+    target = tmp_path / "result.json"
+    code = "import sys; from pathlib import Path; from posharness.io import atomic_write_text\n"
+    code += "atomic_write_text(Path(sys.argv[1]), '{}')\n"
+    subprocess.run(
+        [sys.executable, "-c", code, str(target)],
+        check=True,
+        preexec_fn=lambda: os.umask(umask),  # noqa: PLW1509 - the child's umask is the point
+    )
+    assert target.stat().st_mode & 0o777 == mode
