@@ -56,6 +56,10 @@ class RunConfig:
     task_args: dict[str, dict[str, str]] = field(default_factory=dict)
     model_args: dict[str, str] = field(default_factory=dict)  # --model-arg, e.g. definitions
     data_dir: Path | None = None  # datasets and reference corpora in their usual layouts
+    executor: str = "serial"  # serial | ray (posharness.executors)
+    ray_address: str | None = None  # with executor ray: None local, auto, HOST:PORT
+    cpus_per_cell: float = 1.0
+    gpus_per_cell: float = 0.0
 
 
 @dataclass

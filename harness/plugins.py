@@ -21,7 +21,15 @@ register_model = models.register
 register_task = tasks.register
 
 
+# Every --include of this process, resolved: a distributed executor replays them on its
+# workers, which must know the same plugin names as the process that planned the grid.
+INCLUDED: list[str] = []
+
+
 def include_paths(paths: Iterable[str | Path]) -> None:
     """Import user files so that their ``@register_*`` decorators run (``--include``)."""
     for path in paths:
         include(path, (models, tasks))
+        resolved = str(Path(path).resolve())
+        if resolved not in INCLUDED:
+            INCLUDED.append(resolved)

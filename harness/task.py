@@ -103,6 +103,21 @@ class ReadsData(Protocol):
 
 
 @runtime_checkable
+class SplitsIntoRuns(Protocol):
+    """A cell made of independent trainings, each cached on its own: a fine-tune
+    protocol's seeds × learning rates (5 runs in Chen et al. 2023, 20 in Ke et al. 2021).
+
+    A distributed executor trains run ``index`` as its own job (:meth:`warm_run`, which
+    leaves it in the cache) and then runs the cell, which finds every run there; the
+    numbers are those of the serial run because each run is seeded on its own.
+    """
+
+    def run_count(self, options: dict[str, Any], seed: int) -> int: ...
+
+    def warm_run(self, model: ModelAdapter, ctx: TaskContext, index: int) -> None: ...
+
+
+@runtime_checkable
 class SummarizesModes(Protocol):
     """A view across the modes of one (model, task, seed), e.g. Chen et al.'s Table A3
     with one column per mode; called after the run with every finished cell of it."""

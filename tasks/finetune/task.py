@@ -88,11 +88,50 @@ class FineTuneTask:
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
         return self._result(model, ctx, self.execute(model, ctx))
 
+    def run_count(self, options: dict[str, Any], seed: int) -> int:
+        """How many trainings the cell's protocol makes (``SplitsIntoRuns``)."""
+        return len(self._planned_runs(options, seed))
+
+    def warm_run(self, model: ModelAdapter, ctx: TaskContext, index: int) -> None:
+        """Train run ``index`` of the cell alone, into the cache (``SplitsIntoRuns``)."""
+        protocol, runs, _, encoded, rc = self._prepare(model, ctx)
+        self._one_run(rc, protocol, runs[index], encoded, ctx.options)
+
+    def _planned_runs(self, options: Mapping[str, Any], seed: int) -> list[PlannedRun]:
+        from posharness.tasks.finetune.protocols import plan_runs, protocol_named
+
+        protocol = protocol_named(str(options["protocol"]))
+        rates = (float(options["learning_rate"]),) if options["learning_rate"] else None
+        return plan_runs(
+            protocol,
+            seed,
+            rates or protocol.learning_rates,
+            int(options["seeds"]) or protocol.seeds_per_rate,
+        )
+
     def execute(self, model: ModelAdapter, ctx: TaskContext) -> Execution:
         """Every run of the protocol (trained or read from the cache) and their aggregate."""
+        from posharness.tasks.finetune.protocols import aggregate
+
+        protocol, runs, loaded, encoded, rc = self._prepare(model, ctx)
+        results = [self._one_run(rc, protocol, run, encoded, ctx.options) for run in runs]
+        scores = [self._scores(r, encoded) for r in results]
+        summary = aggregate(protocol, runs, scores, self._selection_key(rc))
+        return Execution(protocol, runs, results, scores, summary, loaded, encoded, rc)
+
+    def _prepare(
+        self, model: ModelAdapter, ctx: TaskContext
+    ) -> tuple[
+        Protocol,
+        list[PlannedRun],
+        dict[str, LoadedSplit],
+        dict[str, EncodedSplit],
+        RunContext,
+    ]:
+        """The protocol, its planned runs, the data loaded and encoded, the run context."""
         from posharness.planning import check_capabilities
         from posharness.tasks.finetune.data.loading import encode_split, limited
-        from posharness.tasks.finetune.protocols import aggregate, plan_runs, protocol_named
+        from posharness.tasks.finetune.protocols import protocol_named
 
         profile, options = self.profile, ctx.options
         _check_options(profile, options)
@@ -112,18 +151,8 @@ class FineTuneTask:
             from posharness.tasks.finetune.runs import carve_dev
 
             encoded["train"], encoded["dev"] = carve_dev(encoded["train"])
-        rates = (float(options["learning_rate"]),) if options["learning_rate"] else None
-        runs = plan_runs(
-            protocol,
-            ctx.seed,
-            rates or protocol.learning_rates,
-            int(options["seeds"]) or protocol.seeds_per_rate,
-        )
-        rc = self._run_context(model, ctx, loaded, protocol)
-        results = [self._one_run(rc, protocol, run, encoded, options) for run in runs]
-        scores = [self._scores(r, encoded) for r in results]
-        summary = aggregate(protocol, runs, scores, self._selection_key(rc))
-        return Execution(protocol, runs, results, scores, summary, loaded, encoded, rc)
+        runs = self._planned_runs(options, ctx.seed)
+        return protocol, runs, loaded, encoded, self._run_context(model, ctx, loaded, protocol)
 
     def _run_context(
         self,
