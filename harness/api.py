@@ -18,7 +18,7 @@ result files, the same leaderboard merge and the same cross-mode summaries.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,7 +107,8 @@ def evaluate(
     outcomes = run(config, reporter, admit)
     if not outcomes:
         return Evaluation(outcomes, None, None, False, [])
-    return _record(outcomes, board_path, config.output_dir, replace_settings=overwrite)
+    progress = reporter.progress if reporter is not None else None
+    return _record(outcomes, board_path, config.output_dir, overwrite, progress)
 
 
 def _path(value: str | Path | None) -> Path | None:
@@ -119,6 +120,7 @@ def _record(
     leaderboard: Path | None,
     output_dir: Path,
     replace_settings: bool = False,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
 ) -> Evaluation:
     """Merge the cells into their leaderboard and write the cross-mode summaries.
 
@@ -143,7 +145,8 @@ def _record(
         board = lb.merge(earlier, board, path, replace_settings)
     sweep_stale_temporaries(path.parent, of=path.name)  # a board write a kill cut short
     lb.save_if_changed(board, path)
-    return Evaluation(outcomes, board, path, earlier is not None, summarize(outcomes), replaced)
+    summaries = summarize(outcomes, progress)
+    return Evaluation(outcomes, board, path, earlier is not None, summaries, replaced)
 
 
 def _default_board(cells: list[Cell], output_dir: Path) -> Path:

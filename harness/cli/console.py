@@ -9,9 +9,11 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from posharness.results import CellResult
 
@@ -90,7 +92,7 @@ def evaluate_with_progress(**arguments) -> None:
             f"{outcome.replaced_unreadable}"
         )
     out = console()
-    out.print(views.to_rich_table(outcome.leaderboard))
+    print_table(views.to_rich_table(outcome.leaderboard))
     added = " (added to the rows already there)" if outcome.merged else ""
     out.print(
         f"{outcome.ran} cell(s) run, {len(outcome.cells) - outcome.ran} already finished; "
@@ -103,33 +105,58 @@ def evaluate_with_progress(**arguments) -> None:
         out.print(f"summaries across modes: {', '.join(str(s) for s in outcome.summaries)}")
 
 
-def print_registry(what: str) -> None:
-    from posharness.model_spec import ModelEntry
-    from posharness.plugins import models, tasks
+def print_listing_table(
+    title: str,
+    columns: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    notes: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """A ``posharness list`` table whose first column (the names a user types or greps)
+    is never wrapped or cut, however narrow the console.
 
-    registry = models if what == "models" else tasks
-    table = Table(title=f"registered {what}")
-    columns = ("name", "family", "description", "origin")
-    if what == "models":
-        columns = ("name", "family", "modes", "description", "origin")
-    for column in columns:
-        # Names are what a user types or greps: never cut them to fit a narrow terminal.
-        table.add_column(column, no_wrap=column == "name", overflow="fold")
-    for entry in registry.entries():
-        obj = entry.obj
-        origin = entry.origin if entry.origin == "built-in" else f"{entry.origin}: {entry.source}"
-        if what == "tasks":
-            spec = obj().spec
-            table.add_row(entry.name, spec.family, spec.description, origin)
-        elif isinstance(obj, ModelEntry):
-            table.add_row(entry.name, obj.family, obj.modes, obj.description, origin)
-        else:  # a plugin's plain factory function: its docstring's first line
-            description = (obj.__doc__ or "").strip().splitlines()[0] if obj.__doc__ else ""
-            table.add_row(entry.name, "model", "both", description, origin)
-    console().print(table)
-    if what == "tasks":
-        for group, members in sorted(registry.groups().items()):
-            console().print(f"group [bold]{group}[/] → {', '.join(members)}")
+    Rich shrinks every column, ``no_wrap`` ones included, when a table is wider than the
+    console; :func:`add_whole_column` keeps names whole. The other columns fold instead
+    of ending in an ellipsis, and nothing is cropped at the edge, so a path or id may
+    break across lines but never loses characters.
+    """
+    table = Table(title=title)
+    add_whole_column(table, columns[0], [row[0] for row in rows])
+    for column in columns[1:]:
+        table.add_column(column, overflow="fold", min_width=1)
+    for row in rows:
+        # Text, not str: a bracket in a description or path is text, not rich markup.
+        table.add_row(*(Text(cell) for cell in row))
+    print_table(table)
+    for group, members in notes:
+        console().print(Text.assemble("group ", (group, "bold"), f" → {members}"), crop=False)
+
+
+def add_whole_column(
+    table: Table, header: str, cells: list[str], justify: JustifyMethod = "left"
+) -> None:
+    """A column whose cells (names, ids, numbers) each stay on one line, whole.
+
+    ``no_wrap`` alone is not enough: rich shrinks even a ``no_wrap`` column below its
+    longest cell when the table is wider than the console, and then crops the cell.
+    """
+    width = max((cell_len(cell) for cell in [header, *cells]), default=0)
+    table.add_column(header, justify=justify, no_wrap=True, min_width=width)
+
+
+def print_table(table: Table) -> None:
+    """Print a table on stdout without losing a character of it.
+
+    Rich crops lines at the console's edge and, in a console too narrow to hold every
+    column, squeezes some to nothing (header and cells gone). Here a table that cannot
+    give every column its ``min_width`` (one character unless set) is widened past the
+    console instead: a terminal wraps the long lines, a pipe or file keeps them.
+    """
+    out = console()
+    columns = table.columns
+    floor = sum((column.min_width or 1) + 2 for column in columns) + len(columns) + 1
+    if out.width < floor:
+        table.width = floor
+    out.print(table, crop=False)
 
 
 def print_comparison(path_a: Path, path_b: Path, all_metrics: bool, keep) -> None:
@@ -148,32 +175,41 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool, keep) -> Non
         a, b = comparison.a, comparison.b
         limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""
         table = Table(title=f"A = {a.model} ({a.mode}{limit})   B = {b.model} ({b.mode}{limit})")
-        for column in ("task/metric", "A", "B", "B − A", "paired test", "p", "95% CI of Δ", "n"):
-            table.add_column(
-                column, justify="left" if column in {"task/metric", "paired test"} else "right"
-            )
-        for m in comparison.metrics:
-            if m.key not in headline:
-                continue
-            test = m.test
-            table.add_row(
-                m.key,
-                _fmt(m.a),
-                _fmt(m.b),
-                _fmt(m.delta, signed=True),
-                test.name if test else m.note,
-                f"{test.p_value:.4g}" if test else "–",
-                f"[{test.ci_low:+.4f}, {test.ci_high:+.4f}]"
-                if test and test.ci_low is not None
-                else "–",
-                str(test.n) if test else "–",
-            )
-        console().print(table)
+        rows = [_comparison_row(m) for m in comparison.metrics if m.key in headline]
+        for index, header in enumerate(_COMPARISON_COLUMNS):
+            if header == "paired test":  # the test's name, or a sentence on why there is none
+                words = [word for row in rows for word in row[index].split()]
+                longest = max((cell_len(word) for word in words), default=1)
+                table.add_column(header, overflow="fold", min_width=min(longest, 20))
+            else:  # names and numbers: a number cut to "0.12…" reads as another number
+                justify: JustifyMethod = "left" if index == 0 else "right"
+                add_whole_column(table, header, [row[index] for row in rows], justify=justify)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        print_table(table)
         if comparison.missing:
             console().print(
                 f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
                 f"{len(comparison.missing)} result file(s) missing, e.g. {comparison.missing[0]}"
             )
+
+
+_COMPARISON_COLUMNS = ("task/metric", "A", "B", "B − A", "paired test", "p", "95% CI of Δ", "n")
+
+
+def _comparison_row(m) -> tuple[str, ...]:
+    test = m.test
+    ci = f"[{test.ci_low:+.4f}, {test.ci_high:+.4f}]" if test and test.ci_low is not None else "–"
+    return (
+        m.key,
+        _fmt(m.a),
+        _fmt(m.b),
+        _fmt(m.delta, signed=True),
+        test.name if test else m.note,
+        f"{test.p_value:.4g}" if test else "–",
+        ci,
+        str(test.n) if test else "–",
+    )
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

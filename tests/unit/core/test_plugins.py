@@ -144,13 +144,11 @@ def explain(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def table_rows(text: str) -> dict[str, list[str]]:
-    """Rows of a rich table printed by ``posharness list``, keyed by the name column."""
+    """Rows of ``posharness list`` piped (one tab-separated line per entry), by name."""
     rows: dict[str, list[str]] = {}
     for line in text.splitlines():
-        if not line.startswith("│"):
-            continue
-        cells = [cell.strip() for cell in line.strip().strip("│").split("│")]
-        if cells[0]:
+        cells = line.split("\t")
+        if len(cells) > 1:
             rows[cells[0]] = cells
     return rows
 
