@@ -114,10 +114,22 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
 
     columns = visible_columns(board, all_metrics)
     table = Table(title=f"leaderboard: {board.name}")
-    table.add_column("task")
-    table.add_column("metric")
+    # Task and metric names are what a user types back (--task, --all-metrics): whole,
+    # never cut to "locality_sym…" in a narrow terminal; model headers fold instead.
+    for header, values in (
+        ("task", [c.task for c in columns]),
+        ("metric", [c.metric for c in columns]),
+    ):
+        width = max((len(v) for v in [header, *values]), default=0)
+        table.add_column(header, no_wrap=True, min_width=width)
     for row, label in zip(board.rows, _model_labels(board), strict=True):
-        table.add_column(f"{label}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]", justify="right")
+        values = [_marked(row, column) for column in columns]
+        table.add_column(
+            f"{label}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]",
+            justify="right",
+            overflow="fold",
+            min_width=max((len(v) for v in values), default=1),  # scores stay whole too
+        )
     previous = None
     for column in columns:
         task = column.task if column.task != previous else ""

@@ -36,7 +36,7 @@ def leaderboard_build(
     """Aggregate every result file under RESULTS_DIR into one leaderboard."""
     from posharness import board_views as views
     from posharness import leaderboard as lb
-    from posharness.cli.console import console
+    from posharness.cli.console import console, print_table
     from posharness.example_bundle import write_bundle
 
     results = lb.collect_results(results_dir)
@@ -45,7 +45,7 @@ def leaderboard_build(
     if keep_examples:
         bundle = write_bundle(output, results)
         console().print(f"per-example outputs: {bundle or 'none of the results kept any'}")
-    console().print(views.to_rich_table(board))
+    print_table(views.to_rich_table(board))
     console().print(f"wrote {output} ({len(board.rows)} rows, {len(board.columns)} columns)")
 
 
@@ -66,11 +66,11 @@ def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
     """Print a leaderboard as a table, Markdown, CSV or JSON."""
     from posharness import board_views as views
     from posharness import leaderboard as lb
-    from posharness.cli.console import console
+    from posharness.cli.console import print_table
 
     board = lb.load(file)
     if fmt == "table":
-        console().print(views.to_rich_table(board, all_metrics))
+        print_table(views.to_rich_table(board, all_metrics))
     else:
         text = {"md": views.to_markdown, "csv": views.to_csv}.get(fmt)
         click.echo(text(board, all_metrics) if text else views.to_json(board), nl=False)
