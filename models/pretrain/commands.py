@@ -147,8 +147,10 @@ def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> N
     draw_curves(documents, names, out)
     table = Table(title="masked-LM pretraining")
     # Each log record already averages the loss over its --log-every window of steps.
-    for column in ("run", "steps", "loss, last 10 records", "first record", "seconds"):
-        table.add_column(column, justify="left" if column == "run" else "right")
+    width = max(len(name) for name in [*names, "run"])
+    table.add_column("run", no_wrap=True, min_width=width)  # a name is never cut
+    for column in ("steps", "loss, last 10 records", "first record", "seconds"):
+        table.add_column(column, justify="right", no_wrap=True)
     for name, document in zip(names, documents, strict=True):
         records = document["records"]
         if not records:

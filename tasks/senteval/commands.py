@@ -126,9 +126,10 @@ def print_build_summary(build: SentevalBuild, out: Path, files: int) -> None:
         title=f"SentEval probing tasks (seed {build.request.seed}, requested "
         f"{'/'.join(f'{requested[s]:,}' for s in SPLITS)})"
     )
-    for column in ("task", "train", "dev", "test", "classes", "shortfall", "main exclusions"):
-        left = column in ("task", "main exclusions")
-        table.add_column(column, justify="left" if left else "right")
+    table.add_column("task", no_wrap=True, min_width=max(map(len, build.results), default=4))
+    for column in ("train", "dev", "test", "classes", "shortfall"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("main exclusions", overflow="fold")  # prose wraps, names and counts do not
     for name, result in build.results.items():
         record = task_record(result, requested, build.pool.sources)
         sizes, shortfall = record["sizes"], sum(record["shortfall"].values())

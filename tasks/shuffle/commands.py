@@ -47,8 +47,9 @@ def build_probes_shuffle(snli: Path, out: Path, seed: int, probe_names: tuple[st
 def print_probe_summary(summary: dict, out: Path, files: int) -> None:
     """Sizes and exclusions of a probe build, one row per probe."""
     table = Table(title=f"probes from {summary['source']} (seed {summary['seed']})")
-    for column in ("probe", "size", "excluded (reason: pairs)"):
-        table.add_column(column, justify="right" if column == "size" else "left")
+    table.add_column("probe", no_wrap=True, min_width=max(map(len, summary["probes"]), default=5))
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("excluded (reason: pairs)", overflow="fold")  # prose wraps, names do not
     for name, probe in summary["probes"].items():
         reasons = ", ".join(f"{k}: {v}" for k, v in probe["excluded"].items()) or "–"
         table.add_row(name, str(probe["size"]), reasons)
