@@ -70,6 +70,10 @@ def evaluate(
     model_args: Mapping[str, Any] | None = None,
     data_dir: str | Path | None = None,
     reporter: Reporter | None = None,
+    executor: str = "serial",
+    ray_address: str | None = None,
+    cpus_per_cell: float = 1.0,
+    gpus_per_cell: float = 0.0,
 ) -> Evaluation:
     """Plan the grid, run the cells not finished yet, write results, merge the leaderboard
     and write the summaries.
@@ -77,8 +81,12 @@ def evaluate(
     ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
     turns the feature cache off. ``leaderboard`` defaults to ``<output_dir>/<model>.json``.
     Bad input raises a :class:`posharness.errors.PosharnessError` before any work.
+    ``executor="ray"`` runs the pending cells as Ray tasks (``ray_address`` None starts a
+    local cluster); cells that fail there are listed in a :class:`CellsFailed` raised after
+    the leaderboard and summaries of the others are written.
     """
     from posharness.cache import default_cache_dir
+    from posharness.errors import CellsFailed
     from posharness.planning import RunConfig, parse_batch_size
     from posharness.runner import run
 
@@ -98,16 +106,25 @@ def evaluate(
         task_args={t: {k: str(v) for k, v in o.items()} for t, o in (task_args or {}).items()},
         model_args={k: str(v) for k, v in (model_args or {}).items()},
         data_dir=_path(data_dir),
+        executor=executor,
+        ray_address=ray_address,
+        cpus_per_cell=cpus_per_cell,
+        gpus_per_cell=gpus_per_cell,
     )
     board_path = _path(leaderboard)
     if board_path is not None:  # found before any compute, not after it
         check_leaderboard_path(board_path)
     # --overwrite asks for the new settings to replace the old: nothing to refuse then.
     admit = None if overwrite else (lambda cells: _admit(cells, board_path, config.output_dir))
-    outcomes = run(config, reporter, admit)
+    progress = reporter.progress if reporter is not None else None
+    try:
+        outcomes = run(config, reporter, admit)
+    except CellsFailed as failed:  # the cells that finished still reach their board
+        if failed.outcomes:
+            _record(failed.outcomes, board_path, config.output_dir, overwrite, progress)
+        raise
     if not outcomes:
         return Evaluation(outcomes, None, None, False, [])
-    progress = reporter.progress if reporter is not None else None
     return _record(outcomes, board_path, config.output_dir, overwrite, progress)
 
 
@@ -129,24 +146,17 @@ def _record(
     ``leaderboard`` path says so.
     """
     from posharness import leaderboard as lb
-    from posharness.errors import PosharnessError
-    from posharness.io import sweep_stale_temporaries
     from posharness.summaries import summarize
 
     path = leaderboard or _default_board([o.cell for o in outcomes], output_dir)
-    board = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
-    earlier, replaced = None, None
-    if path.exists():
-        try:
-            earlier = lb.load(path)
-        except PosharnessError as exc:  # the results it came from are still on disk
-            replaced = str(exc)
-    if earlier is not None:
-        board = lb.merge(earlier, board, path, replace_settings)
-    sweep_stale_temporaries(path.parent, of=path.name)  # a board write a kill cut short
-    lb.save_if_changed(board, path)
+    fresh = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
+    # Read, merged and written under the board's lock: runs finishing together keep
+    # each other's rows (docs/concurrency.md).
+    saved = lb.merge_and_save(fresh, path, replace_settings)
     summaries = summarize(outcomes, progress)
-    return Evaluation(outcomes, board, path, earlier is not None, summaries, replaced)
+    return Evaluation(
+        outcomes, saved.board, path, saved.merged, summaries, saved.replaced_unreadable
+    )
 
 
 def _default_board(cells: list[Cell], output_dir: Path) -> Path:

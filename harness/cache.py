@@ -5,7 +5,9 @@ models can never share an entry (lm-eval #2715) and the same inputs in another m
 another task's format are separate. Entries are single safetensors files (never pickle):
 written to a temporary name in the same folder and renamed, which is atomic, so a
 killed run leaves no half-written entry and two processes writing the same key at once
-both end with a complete file.
+both end with a complete file (one writer's, whole). No lock is needed: a
+reader has the old file or the new one open, never a mix, and an entry removed between
+the existence check and the read is a miss, not an error.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ class FeatureCache:
 
         try:
             return load_file(path)
+        except FileNotFoundError:
+            return None  # another process removed it since the check
         except (SafetensorError, OSError, ValueError) as exc:
             raise CacheError(
                 f"cache file {path} is corrupt ({type(exc).__name__}): delete it (or the whole "
@@ -91,6 +95,8 @@ class FeatureCache:
             with safe_open(str(path), framework="pt") as handle:
                 metadata = handle.metadata() or {}
             return json.loads(metadata.get("meta", "{}"))
+        except FileNotFoundError:
+            return None  # another process removed it since the check
         except (SafetensorError, OSError, ValueError) as exc:
             raise CacheError(
                 f"cache file {path} is corrupt ({type(exc).__name__}): delete it (or the whole "

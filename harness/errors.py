@@ -69,3 +69,21 @@ class PlanProblems(PosharnessError):
         lines = [f"{len(self.problems)} problems stop this run (nothing was run):"]
         lines += [f"  - {problem}" for problem in self.problems]
         Exception.__init__(self, "\n".join(lines))
+
+
+class CellsFailed(PosharnessError):
+    """Cells that failed on a distributed executor (a worker died, a task raised) while
+    the others finished: the finished ones are in ``outcomes`` (and on the leaderboard);
+    rerunning the same command retries exactly the failed ones."""
+
+    exit_code = 1
+
+    def __init__(self, failures: list[str], outcomes: list[object]) -> None:
+        self.failures = [" ".join(f.split()) for f in failures]
+        self.outcomes = outcomes
+        lines = [
+            f"{len(self.failures)} cell(s) failed, {len(outcomes)} finished; rerun the same "
+            "command to retry the failed ones:"
+        ]
+        lines += [f"  - {failure}" for failure in self.failures]
+        Exception.__init__(self, "\n".join(lines))

@@ -1,8 +1,11 @@
-"""Files written all or nothing, and JSON-lines read with errors that name file and line.
+"""Files written all or nothing, locks that several processes share, and JSON-lines read
+with errors that name file and line.
 
 Every family writes through :func:`atomic_target` (or its text/JSON shorthands): the
 content goes to a temporary name in the target's folder and is renamed into place, so a
-reader — or a killed run picked up again — never sees half a file. Every JSON-lines
+reader — or a killed run picked up again — never sees half a file. A read-modify-write
+that other processes may do at the same moment (a leaderboard merge, a cell's group of
+files) holds the target's lock, :func:`exclusive` or :func:`claimed`. Every JSON-lines
 reader goes through :func:`json_object_lines`, so a broken line is one message of the
 form ``FILE:LINE: what is wrong: what to do``.
 """
@@ -19,10 +22,13 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from posharness.errors import DataError, OutputError
 from posharness.faults import kill_point
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 # The write failures a user can fix (space, quota, permissions); others keep their traceback.
 WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
@@ -54,6 +60,8 @@ def sweep_stale_temporaries(folder: Path, of: str | None = None) -> int:
     host, removed = socket.gethostname(), 0
     found = folder.glob(f".{of}.ph-*") if of else folder.rglob(".*ph-*")
     for path in found:
+        if path.name.endswith(LOCK_SUFFIX):
+            continue  # a lock file is never a leftover (see lock_file_of)
         match = _TAGGED.search(path.name)
         if match is None or match["host"] != host or _alive(int(match["pid"])):
             continue
@@ -116,6 +124,93 @@ def check_writable_file(path: Path, option: str) -> None:
             f"{option} {path}: its folder {folder} is not writable ({exc.strerror}): "
             f"pass {option} with a path you can write to"
         ) from exc
+
+
+LOCK_SUFFIX = ".lock"
+
+
+def lock_file_of(target: Path) -> Path:
+    """The lock file that guards ``target``: ``.<name>.lock``, hidden, beside it.
+
+    It stays after the lock is released, by design: removing a lock file that another
+    process has just opened would let that process and a third hold "the" lock at once.
+    It holds no data; the readers of results and leaderboards only look at ``*.json``.
+    """
+    return target.with_name(f".{target.name}{LOCK_SUFFIX}")
+
+
+@contextmanager
+def exclusive(target: Path, *, timeout: float | None, what: str) -> Iterator[None]:
+    """Hold ``target``'s lock for the block, waiting at most ``timeout`` seconds for it
+    (``None``: as long as the holder works).
+
+    The lock is the operating system's (``flock`` through ``filelock``), so it dies with
+    the process that holds it: the kernel closes a dead process's files, SIGKILL included,
+    and the lock with them, so a killed run never leaves a lock that stops the next one
+    (tests/unit/core/test_concurrent_runs.py kills a holder to show it). Only a live holder
+    can make this wait, and past ``timeout`` the wait ends in one line that names the lock
+    file; ``what`` (e.g. ``leaderboard board.json``) begins it.
+    """
+    from filelock import Timeout
+
+    lock = _file_lock(target, what)
+    try:
+        lock.acquire(timeout=-1 if timeout is None else timeout)
+    except Timeout:  # before OSError: filelock's Timeout is one
+        raise OutputError(
+            f"{what}: another process has held the lock {lock.lock_file} for over {timeout:g} s: "
+            "let it finish or stop it (its lock ends with it), then rerun"
+        ) from None
+    except OSError as exc:
+        _raise_lock_error(lock, what, exc)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextmanager
+def claimed(target: Path, *, what: str) -> Iterator[bool]:
+    """Hold ``target``'s lock for the block if no other process holds it now; yields
+    whether it is held. Lets a run take the work nobody else is doing first and come back
+    to the rest (:func:`exclusive`) instead of waiting at the first busy item."""
+    from filelock import Timeout
+
+    lock = _file_lock(target, what)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        yield False
+        return
+    except OSError as exc:
+        _raise_lock_error(lock, what, exc)
+    try:
+        yield True
+    finally:
+        lock.release()
+
+
+def _file_lock(target: Path, what: str) -> BaseFileLock:
+    from filelock import FileLock
+
+    path = lock_file_of(target)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(
+            f"{what}: cannot create the folder of its lock {path} ({exc.strerror}): "
+            "choose a writable folder"
+        ) from exc
+    return FileLock(path)
+
+
+def _raise_lock_error(lock: BaseFileLock, what: str, exc: OSError) -> NoReturn:
+    if exc.errno not in WRITE_ERRORS:
+        raise exc
+    raise OutputError(
+        f"{what}: cannot create its lock {lock.lock_file} ({exc.strerror}): "
+        "choose a writable folder"
+    ) from exc
 
 
 def atomic_write_text(path: Path, text: str, *, hint: str = "choose a writable folder") -> None:

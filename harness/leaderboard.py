@@ -8,7 +8,9 @@ scores under two sets of options in one row is refused in one line.
 
 A leaderboard is built from result files and saved as JSON (with ``schema_version``);
 each row keeps the paths of the results it came from, relative to the leaderboard, so
-``posharness compare`` can reach the per-example outputs for a paired test.
+``posharness compare`` can reach the per-example outputs for a paired test. Any number of
+runs may add to one leaderboard at once: :func:`merge_and_save` reads, merges and writes
+it under the board's lock (``.<board>.lock`` beside it), so no run loses another's rows.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from __future__ import annotations
 import os
 import statistics
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from posharness.errors import DataError, SchemaError, SettingsConflictError
-from posharness.io import atomic_write_text
+from posharness.errors import DataError, PosharnessError, SchemaError, SettingsConflictError
+from posharness.io import atomic_write_text, exclusive, sweep_stale_temporaries
 from posharness.results import (
     CellResult,
     read_json_file,
@@ -32,6 +35,9 @@ from posharness.results import (
 )
 
 SCHEMA_VERSION = 1
+# How long a run waits for another run's merge of the same board. A merge takes well under
+# a second, so only a queue of many runs, or a holder that hangs, comes near it.
+LOCK_TIMEOUT_S = 300.0
 
 
 class Score(BaseModel):
@@ -294,6 +300,43 @@ def relative_to_board(path: Path, base: Path) -> str:
 
 def save(board: Leaderboard, path: Path) -> None:
     atomic_write_text(path, board.model_dump_json(indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What :func:`merge_and_save` left on disk."""
+
+    board: Leaderboard  # the board as saved: the fresh rows over everything it held
+    merged: bool  # the file held a readable board that the fresh rows were added to
+    replaced_unreadable: str | None  # why an unreadable board was replaced, if one was
+    changed: bool  # False when the file already held this board
+
+
+def merge_and_save(
+    fresh: Leaderboard,
+    path: Path,
+    replace_settings: bool = False,
+    timeout: float = LOCK_TIMEOUT_S,
+) -> Saved:
+    """Add ``fresh`` to the board at ``path`` (or start it), holding the board's lock.
+
+    The board is read under the lock, not before it: a run that read it earlier, then
+    waited while another run saved its rows, would otherwise write the older board back
+    and lose them. The write is atomic, so readers that take no lock (``leaderboard
+    show``, the report) see the old board or the new one, never half of one. An
+    unreadable board is replaced (its results are still on disk) and the reason returned.
+    """
+    with exclusive(path, timeout=timeout, what=f"leaderboard {path}"):
+        earlier, replaced = None, None
+        if path.exists():
+            try:
+                earlier = load(path)
+            except PosharnessError as exc:
+                replaced = str(exc)
+        board = fresh if earlier is None else merge(earlier, fresh, path, replace_settings)
+        sweep_stale_temporaries(path.parent, of=path.name)  # a save a kill cut short
+        changed = save_if_changed(board, path)
+    return Saved(board, earlier is not None, replaced, changed)
 
 
 def save_if_changed(board: Leaderboard, path: Path) -> bool:

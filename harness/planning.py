@@ -10,6 +10,7 @@ missing dataset — fails here, in one line, before any cell runs.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,9 +109,10 @@ def check_output_dir(folder: Path, what: str = "output folder", hint: str | None
     """Fail before any work if results (or cache entries) could not be written there."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".posharness-write-test-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
+        # A unique name: runs on several machines may probe one shared folder at once.
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".posharness-write-test-")
+        os.close(handle)
+        os.unlink(probe)
     except OSError as exc:
         fix = hint or "pass --output-dir with a folder you can write to"
         raise OutputError(f"{what} {folder} is not writable ({exc.strerror}): {fix}") from exc
@@ -132,6 +134,7 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
     if not config.tasks:
         raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
     check_device_name(config.device)
+    check_executor(config)
     if config.data_dir is not None and not config.data_dir.is_dir():
         what = "is not a folder" if config.data_dir.exists() else "does not exist"
         raise OptionError(
@@ -151,6 +154,24 @@ def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
             "pass a writable --cache-dir, set POSHARNESS_CACHE, or use --no-cache",
         )
     return task_names, modes
+
+
+def check_executor(config: RunConfig) -> None:
+    if config.executor == "serial":
+        if config.ray_address is not None:
+            raise OptionError("--ray-address needs --executor ray")
+        return
+    if config.executor != "ray":
+        raise OptionError(f"--executor {config.executor!r}: choose serial or ray")
+    from posharness.executors.ray_cluster import check_settings
+
+    check_settings(ray_settings(config))
+
+
+def ray_settings(config: RunConfig) -> Any:
+    from posharness.executors.ray_cluster import RaySettings
+
+    return RaySettings(config.ray_address, config.cpus_per_cell, config.gpus_per_cell)
 
 
 def check_task_arg_targets(given: Mapping[str, Mapping[str, str]], task_names: list[str]) -> None:

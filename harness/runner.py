@@ -4,6 +4,13 @@ Planning (``planning.py``) gives each cell an identity; a result file whose ``ce
 matches is finished and is not run again unless ``overwrite``. Results are written last
 and atomically, so a run killed at any point leaves either a complete result or none,
 and a rerun picks up exactly where it stopped.
+
+Several runs (and Ray workers) may share one results folder. A cell is computed and
+written while its process holds the cell's lock (``.<cell>.json.lock`` beside the
+result), and the finished check is repeated under it: of two runs given the same cell,
+one computes it and the other reads its result, so the cell's examples, figures and
+result all come from one computation. A run first takes the cells nobody holds and only
+then waits for the ones another run was computing.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from posharness.cache import FeatureCache
 from posharness.device import device_type, resolve_device
 from posharness.flags import degenerate_flags
 from posharness.hashing import remember_file_hashes_in
-from posharness.io import atomic_write_text, sweep_stale_temporaries
+from posharness.io import atomic_write_text, claimed, exclusive, sweep_stale_temporaries
 from posharness.planning import Cell, RunConfig, plan
 from posharness.results import (
     CellResult,
@@ -85,7 +92,7 @@ def run(
     device = resolve_device(config.device)
     if config.cache_dir is not None:
         remember_file_hashes_in(config.cache_dir / "file-hashes")
-    cells = plan(config, device)
+    cells = plan(config, device, reporter.progress)
     # A run killed by SIGKILL leaves its temporaries behind; this run removes them.
     for folder in (config.output_dir, config.cache_dir):
         if folder is not None:
@@ -102,24 +109,107 @@ def run(
             outcomes.append(CellOutcome(cell, done, skipped=True))
         else:
             todo.append(cell)
-    for index, cell in enumerate(todo, start=1):
-        reporter.cell_started(cell, index, len(todo))
-        result = execute(cell, config, device, cache, reporter)
-        reporter.cell_finished(cell, result)
-        outcomes.append(CellOutcome(cell, result, skipped=False))
+    if config.executor == "ray" and todo:
+        return _run_on_ray(cells, todo, outcomes, config, reporter)
+    started = _Counter(len(todo))
+    busy = []  # cells another process was computing when this one came to them
+    for cell in todo:
+        with claimed(cell.path, what=_lock_name(cell)) as held:
+            if held:
+                outcomes.append(_run_held(cell, config, device, cache, reporter, started))
+            else:
+                busy.append(cell)
+    for cell in busy:
+        with exclusive(cell.path, timeout=None, what=_lock_name(cell)):
+            outcomes.append(_run_held(cell, config, device, cache, reporter, started))
     order = {id(c): i for i, c in enumerate(cells)}
     return sorted(outcomes, key=lambda o: order[id(o.cell)])
+
+
+def _run_on_ray(
+    cells: list[Cell],
+    todo: list[Cell],
+    outcomes: list[CellOutcome],
+    config: RunConfig,
+    reporter: Reporter,
+) -> list[CellOutcome]:
+    """The pending cells as Ray tasks (``executors/ray_cluster.py``). The driver holds no
+    cell lock: each worker's ``execute`` takes its cell's. Failed cells are raised as one
+    :class:`CellsFailed` carrying the finished outcomes, which still reach the board."""
+    from posharness.errors import CellsFailed
+    from posharness.executors import ray_cluster
+    from posharness.planning import ray_settings
+
+    settings = ray_settings(config)
+    ray_cluster.connect(settings)
+    try:
+        finished, failures = ray_cluster.run_cells(todo, config, settings, reporter)
+    finally:
+        ray_cluster.shutdown()
+    outcomes = outcomes + [CellOutcome(cell, result, skipped=False) for cell, result in finished]
+    order = {id(c): i for i, c in enumerate(cells)}
+    outcomes.sort(key=lambda o: order[id(o.cell)])
+    if failures:
+        raise CellsFailed([f"{f.cell.label}: {f.error}" for f in failures], outcomes)
+    return outcomes
+
+
+@dataclass
+class _Counter:
+    """Numbers the cells this run starts, for the reporter's ``index / total``."""
+
+    total: int
+    count: int = 0
+
+    def next(self) -> int:
+        self.count += 1
+        return self.count
+
+
+def _lock_name(cell: Cell) -> str:
+    return f"cell {cell.label}"
+
+
+def _run_held(
+    cell: Cell,
+    config: RunConfig,
+    device: str,
+    cache: FeatureCache,
+    reporter: Reporter,
+    started: _Counter,
+) -> CellOutcome:
+    """A cell whose lock this process holds: skipped if another process finished it
+    meanwhile, computed and written otherwise."""
+    done = None if config.overwrite else finished_result(cell)
+    if done is not None:
+        reporter.cell_skipped(cell)
+        return CellOutcome(cell, done, skipped=True)
+    reporter.cell_started(cell, started.next(), started.total)
+    result = _compute(cell, config, device, cache, reporter)
+    reporter.cell_finished(cell, result)
+    return CellOutcome(cell, result, skipped=False)
 
 
 def execute(
     cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
 ) -> CellResult:
+    """One cell computed and written under its lock (what a Ray worker runs).
+
+    A cell another process finished while this one waited for the lock is read back, not
+    computed again, unless ``config.overwrite``.
+    """
+    with exclusive(cell.path, timeout=None, what=_lock_name(cell)):
+        done = None if config.overwrite else finished_result(cell)
+        return done if done is not None else _compute(cell, config, device, cache, reporter)
+
+
+def task_context(
+    cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
+) -> TaskContext:
+    """What a task's ``run`` (or a Ray worker's ``warm_run``) is given for ``cell``."""
     from posharness.batching import BatchedEncoder
 
-    started = datetime.now(UTC)
-    clock = time.perf_counter()
-    artifact_dir = cell.path.with_suffix("")
-    ctx = TaskContext(
+    return TaskContext(
         mode=cell.mode,
         seed=cell.seed,
         device=device,
@@ -127,7 +217,7 @@ def execute(
         limit=config.limit,
         train_limit=config.train_limit,
         cache=cache,
-        artifact_dir=artifact_dir,
+        artifact_dir=cell.path.with_suffix(""),
         options=dict(cell.options),
         make_encoder=lambda want: BatchedEncoder(
             cell.model, cell.mode, want, config.batch_size, device_type(device)
@@ -135,6 +225,16 @@ def execute(
         progress=reporter.progress,
         data_dir=config.data_dir,
     )
+
+
+def _compute(
+    cell: Cell, config: RunConfig, device: str, cache: FeatureCache, reporter: Reporter
+) -> CellResult:
+    """Run the cell's task and write its files; the caller holds the cell's lock."""
+    started = datetime.now(UTC)
+    clock = time.perf_counter()
+    ctx = task_context(cell, config, device, cache, reporter)
+    artifact_dir = ctx.artifact_dir
     outcome: TaskResult = cell.task.run(cell.model, ctx)
     examples_file = None
     if outcome.examples is not None:

@@ -117,6 +117,26 @@ from posharness.cli.options import (
     help="Datasets and reference corpora in their usual layouts [env: POSHARNESS_DATA_DIR].",
 )
 @click.option("--overwrite", is_flag=True, help="Recompute cells that already have results.")
+@click.option(
+    "--executor",
+    type=click.Choice(["serial", "ray"]),
+    default="serial",
+    show_default=True,
+    help="Run pending cells one after another here, or as Ray tasks (pip install "
+    "'posharness[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="auto|HOST:PORT",
+    help="With --executor ray: join this cluster [default: start a local one].",
+)
+@click.option(
+    "--cpus-per-cell", type=float, default=1.0, show_default=True, help="Ray CPUs per cell."
+)
+@click.option(
+    "--gpus-per-cell", type=float, default=0.0, show_default=True, help="Ray GPUs per cell."
+)
 @include_option
 def run(
     models,
@@ -136,6 +156,10 @@ def run(
     model_args,
     data_dir,
     overwrite,
+    executor,
+    ray_address,
+    cpus_per_cell,
+    gpus_per_cell,
 ) -> None:
     """Run tasks on models and write results, a leaderboard and figures."""
     from posharness.cli.console import evaluate_with_progress
@@ -157,4 +181,8 @@ def run(
         task_args=parse_task_args(task_args),
         model_args=parse_model_args(model_args),
         data_dir=data_dir,
+        executor=executor,
+        ray_address=ray_address,
+        cpus_per_cell=cpus_per_cell,
+        gpus_per_cell=gpus_per_cell,
     )
