@@ -29,6 +29,10 @@ DEFAULT_CORPORA = (
     "wikitext-2/wiki.test.tokens",
     "wikitext-103/wiki.valid.tokens",
 )
+# Used when neither --model-arg reference_corpus nor a corpus under --data-dir is given, so
+# the three modes work on a fresh install: English prose written for this project
+# (reference_text/SOURCE.md says how and under which licence), one paragraph per line.
+EMBEDDED_CORPUS = Path(__file__).parent / "reference_text" / "english.txt"
 DEFAULT_SEQUENCES = 32
 MAX_DEFAULT_LENGTH = 512
 
@@ -57,7 +61,8 @@ class ReferenceCorpus:
 def find_reference_corpus(
     given: str | None, data_dir: Path | None, needed_for: str
 ) -> ReferenceCorpus:
-    """The corpus the user named, else the first default found under the data folder."""
+    """The corpus the user named, else the first default found under the data folder,
+    else the embedded one."""
     from posharness.hashing import hash_file
 
     if given:
@@ -73,10 +78,13 @@ def find_reference_corpus(
             path = data_dir / relative
             if path.is_file():
                 return ReferenceCorpus(path, hash_file(path))
+    if EMBEDDED_CORPUS.is_file():
+        return ReferenceCorpus(EMBEDDED_CORPUS, hash_file(EMBEDDED_CORPUS))
     where = f"under {data_dir}" if data_dir is not None else "(no --data-dir given)"
     raise DataError(
-        f"{needed_for} needs a reference corpus and found none {where}: pass "
-        "--model-arg reference_corpus=FILE (plain text), or --data-dir with wikitext-2/"
+        f"{needed_for} needs a reference corpus and found none {where}, and the embedded "
+        f"one ({EMBEDDED_CORPUS}) is missing from this installation: reinstall posharness, "
+        "pass --model-arg reference_corpus=FILE (plain text), or --data-dir with wikitext-2/"
     )
 
 

@@ -118,7 +118,7 @@ def test_corrupt_cache_entry_is_reported_with_the_fix(tmp_path, tiny_bert):
     args = tiny_run(tiny_bert)
     env = {"POSHARNESS_CACHE": str(tmp_path / "cache")}
     assert posharness(*args, cwd=tmp_path, env_extra=env).returncode == 0
-    (entry,) = (tmp_path / "cache").rglob("*.safetensors")
+    (entry,) = (tmp_path / "cache" / "identical-word-attention").rglob("*.safetensors")
     entry.write_bytes(b"\x00garbage")
     proc = posharness(*args, "--overwrite", cwd=tmp_path, env_extra=env)
     assert_one_line_error(proc, "corrupt", "--no-cache")
@@ -221,7 +221,10 @@ def test_three_modes_give_three_cells_that_state_their_split(tmp_path, tiny_bert
 @pytest.mark.parametrize(
     ("extra", "fragments"),
     [
-        (["--mode", "positional"], ["reference corpus", "absolute=mean-word-stream"]),
+        (
+            ["--mode", "positional", "--model-arg", "reference_corpus=/no/such.txt"],
+            ["reference corpus /no/such.txt is not a file", "reference_corpus=FILE"],
+        ),
         (["--model-arg", "absolute=nope"], ["absolute=nope", "tisa-mean-word"]),
         (["--model-arg", "colour=red"], ["--model-arg colour", "reference_corpus"]),
         (["--model-arg", "oops"], ["KEY=VALUE"]),

@@ -140,3 +140,25 @@ def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -
         preexec_fn=lambda: os.umask(umask),  # noqa: PLW1509 - the child's umask is the point
     )
     assert target.stat().st_mode & 0o777 == mode
+
+
+def test_the_three_modes_need_no_dataset(tmp_path: Path, tiny_bert: Path) -> None:
+    """With neither --data-dir nor reference_corpus, the embedded corpus is used and
+    recorded like any other (name and hash), so the quickstart shows three modes."""
+    import json
+
+    from posharness.models.decompose.reference import EMBEDDED_CORPUS, find_reference_corpus
+
+    corpus = find_reference_corpus(None, None, "tisa-mean-word")
+    assert corpus.path == EMBEDDED_CORPUS and corpus.label.startswith("reference_text/english.txt")
+    assert (EMBEDDED_CORPUS.parent / "SOURCE.md").is_file()
+    code = cli(
+        "run", "--model", f"hf:{tiny_bert}", "--tasks", "locality_symmetry",
+        "--mode", "both,contextual,positional", "--device", "cpu",
+        "--task-arg", "locality_symmetry.words=4", "--task-arg", "locality_symmetry.length=16",
+        "--output-dir", str(tmp_path / "results"), "--no-cache",
+    )  # fmt: skip
+    assert code == 0
+    positional = next((tmp_path / "results").rglob("locality_symmetry__positional__seed0.json"))
+    mode = json.loads(positional.read_text())["mode"]
+    assert mode["reference_corpus"].startswith("reference_text/english.txt (sha256 ")

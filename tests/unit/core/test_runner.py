@@ -104,7 +104,7 @@ def test_both_tasks_share_one_cached_pass_over_the_probe(tiny_bert, tmp_path):
     from posharness.cache import FeatureCache
 
     run(config(tiny_bert, tmp_path))
-    entries = list((tmp_path / "cache").rglob("*.safetensors"))
+    entries = list((tmp_path / "cache" / "identical-word-attention").rglob("*.safetensors"))
     assert len(entries) == 1  # toeplitz reused locality_symmetry's probe attention
     assert FeatureCache(tmp_path / "cache").root is not None
 
@@ -154,7 +154,12 @@ def test_figures_are_written_next_to_the_result(tiny_bert, tmp_path):
     outcomes = run(cfg)
     artifacts = [o.cell.path.parent / a for o in outcomes for a in o.result.artifacts]
     names = sorted(p.name for p in artifacts)
-    assert names == ["attention_average.png", "attention_per_layer.png", "position_gram.png"]
+    assert names == [
+        "attention_average.png",
+        "attention_per_layer.png",
+        "position_gram.png",
+        "positional_term_per_layer.png",  # the embedded corpus gives the positional term
+    ]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in artifacts)
 
 
@@ -165,7 +170,7 @@ def test_figures_are_written_next_to_the_result(tiny_bert, tmp_path):
         ({"models": ["nosuchmodel"]}, UnknownNameError, "unknown model"),
         ({"limit": 0}, OptionError, "positive"),
         ({"modes": ["sideways"]}, OptionError, "choose from"),
-        ({"modes": ["positional"]}, DataError, "needs a reference corpus"),
+        ({"model_args": {"reference_corpus": "/no/such.txt"}}, DataError, "is not a file"),
         ({"model_args": {"absolute": "nope"}}, OptionError, "tisa-mean-word"),
         ({"dtype": "int8"}, OptionError, "--dtype"),
     ],

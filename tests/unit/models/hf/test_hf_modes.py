@@ -96,8 +96,12 @@ def test_mean_word_stream_needs_no_corpus(tiny_bert, tmp_path):
     assert all(torch.isfinite(a).all() for a in outputs[Mode.POSITIONAL].attentions)
 
 
-def test_missing_corpus_fails_before_work_and_names_the_fixes(tiny_bert, tmp_path):
-    adapter = adapter_with(tiny_bert, tmp_path)  # default definition, no corpus anywhere
+def test_missing_corpus_fails_before_work_and_names_the_fixes(tiny_bert, tmp_path, monkeypatch):
+    from posharness.models.decompose import reference
+
+    # an installation that lost its embedded corpus, and no corpus given anywhere
+    monkeypatch.setattr(reference, "EMBEDDED_CORPUS", tmp_path / "missing" / "english.txt")
+    adapter = adapter_with(tiny_bert, tmp_path)  # default definition
     adapter.check_mode(Mode.BOTH)  # mode both never needs one
     with pytest.raises(DataError) as info:
         adapter.check_mode(Mode.POSITIONAL)
