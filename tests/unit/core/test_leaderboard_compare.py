@@ -238,3 +238,20 @@ def test_two_boards_of_one_model_each_pair_by_mode_and_others_do_not_pair():
     assert len(pair_rows(one, other)) == 1
     two = _board([("hf:/b", "fb", "both"), ("hf:/c", "fc", "both")])
     assert pair_rows(one, two) == []
+
+
+def test_the_committed_zoo_boards_compare_row_by_row_with_paired_tests() -> None:
+    """Issue 17's "done": on a fresh clone (no result folders), the init and trained zoo
+    boards pair by (model, mode) and every headline metric gets a paired test from the
+    per-example bundles committed beside them."""
+    root = Path(__file__).resolve().parents[3] / "leaderboards"
+    comparisons = compare_files(root / "pe-zoo-mini-init.json", root / "pe-zoo-mini.json")
+    pairs = {(c.a.model.split("@")[0], c.a.mode) for c in comparisons}
+    models = ("bert-a", "bert-r", "tupe-r", "bert-a-star")
+    modes = ("both", "contextual", "positional")
+    assert pairs == {(m, mode) for m in models for mode in modes}
+    for comparison in comparisons:
+        assert comparison.a.model.split("@")[0] == comparison.b.model.split("@")[0]
+        assert comparison.missing == []
+        locality = next(m for m in comparison.metrics if m.key == "locality_symmetry/locality")
+        assert locality.test is not None and locality.test.n > 0, comparison.a.model

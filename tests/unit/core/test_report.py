@@ -341,7 +341,7 @@ def test_output_that_holds_the_inputs_is_refused_even_with_overwrite(study, tmp_
         (lambda p: p.write_text(json.dumps({"schema_version": 2, "rows": []})), "schema_version 2"),
         (lambda p: None, "does not exist"),
         (lambda p: p.write_text("{not json"), "not valid JSON"),
-        (lambda p: p.mkdir(), "not valid JSON"),
+        (lambda p: p.mkdir(), "is a folder: give the leaderboard JSON file itself"),
     ],
     ids=["other-schema", "missing", "unreadable", "a-folder"],
 )
