@@ -12,7 +12,7 @@ Every adapter speaks the same small vocabulary:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -215,6 +215,15 @@ class ChecksModes(Protocol):
 
     def check_mode(self, mode: Mode) -> None:
         """Raise a :class:`posharness.errors.PosharnessError` naming the fix, or return."""
+
+
+@runtime_checkable
+class ShowsProgress(Protocol):
+    """The model has long steps of its own (a pass over a reference corpus for split
+    statistics) and shows them through the runner's progress display when given one."""
+
+    def set_progress(self, progress: Callable[[str, int], Callable[[int], None]] | None) -> None:
+        """``progress(label, total)`` returns ``advance(n)``; None silences it."""
 
 
 def capability_name(protocol: type) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from posharness.adapter import ShowsProgress
 from posharness.cache import FeatureCache
 from posharness.device import device_type, resolve_device
 from posharness.flags import degenerate_flags
@@ -235,6 +236,8 @@ def _compute(
     clock = time.perf_counter()
     ctx = task_context(cell, config, device, cache, reporter)
     artifact_dir = ctx.artifact_dir
+    if isinstance(cell.model, ShowsProgress):
+        cell.model.set_progress(reporter.progress)
     outcome: TaskResult = cell.task.run(cell.model, ctx)
     examples_file = None
     if outcome.examples is not None:

@@ -135,6 +135,7 @@ def mean_attention_inputs(
     sequences: torch.Tensor,
     batch_size: int = 8,
     forward: Callable[[nn.Module, torch.Tensor], Any] | None = None,
+    advance: Callable[[int], None] | None = None,
 ) -> list[torch.Tensor]:
     """Per attention call in one forward, the mean of the hooked module's input per position.
 
@@ -169,6 +170,8 @@ def mean_attention_inputs(
                     model(input_ids=batch, attention_mask=torch.ones_like(batch))
                 else:
                     forward(model, batch)
+                if advance is not None:
+                    advance(batch.shape[0])  # sequences done, for a progress display
     finally:
         for handle in handles:
             handle.remove()

@@ -10,7 +10,7 @@ family's definition options and reference corpus arrive as ``--model-arg KEY=VAL
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -293,6 +293,13 @@ class HFEncoderAdapter:
         return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0
 
     # -- decomposition statistics ---------------------------------------------------------
+    _progress: Callable[[str, int], Callable[[int], None]] | None = None
+
+    def set_progress(self, progress: Callable[[str, int], Callable[[int], None]] | None) -> None:
+        """Show the pass over the reference corpus (``ShowsProgress``): seconds to minutes
+        on a CPU, otherwise a silent pause before the first cell's bar moves."""
+        self._progress = progress
+
     def reference_statistics(self, layout: ReferenceLayout) -> Any:
         """Mean attention inputs per layer and position over the packed reference corpus."""
         import torch
@@ -315,8 +322,14 @@ class HFEncoderAdapter:
                 layout.length,
                 layout.sequences,
             )
+            label = f"reference statistics over {layout.corpus.path.name}"
+            advance = self._progress(label, len(sequences)) if self._progress else None
             inputs = mean_attention_inputs(
-                model, family.query_inputs(model), torch.tensor(sequences), REFERENCE_BATCH
+                model,
+                family.query_inputs(model),
+                torch.tensor(sequences),
+                REFERENCE_BATCH,
+                advance=advance,
             )
             return {f"layer{i:03d}": t for i, t in enumerate(inputs)}
 

@@ -162,3 +162,34 @@ def test_the_three_modes_need_no_dataset(tmp_path: Path, tiny_bert: Path) -> Non
     positional = next((tmp_path / "results").rglob("locality_symmetry__positional__seed0.json"))
     mode = json.loads(positional.read_text())["mode"]
     assert mode["reference_corpus"].startswith("reference_text/english.txt (sha256 ")
+
+
+def test_long_phases_have_labelled_progress(tmp_path: Path, tiny_bert: Path) -> None:
+    """Checking task data and the pass over the reference corpus show up as labelled bars
+    (no silent ``cells 0/?``); so do the summaries' figures where a task draws them."""
+    from posharness.api import evaluate
+    from posharness.runner import SilentReporter
+
+    labels: list[tuple[str, int]] = []
+
+    class Recording(SilentReporter):
+        def progress(self, label: str, total: int):  # type: ignore[override]
+            labels.append((label, total))
+            return lambda n: None
+
+    evaluate(
+        f"hf:{tiny_bert}",
+        ["locality_symmetry", "toeplitz"],
+        ["both", "positional"],
+        output_dir=tmp_path / "results",
+        cache_dir=tmp_path / "cache",
+        device="cpu",
+        task_args={
+            "locality_symmetry": {"words": 4, "length": 16},
+            "toeplitz": {"words": 4, "length": 16, "controls": 2},
+        },
+        reporter=Recording(),
+    )
+    names = [label for label, _ in labels]
+    assert ("checking task data", 2) in labels
+    assert "reference statistics over english.txt" in names
