@@ -73,6 +73,15 @@ def sweep_stale_temporaries(folder: Path, of: str | None = None) -> int:
     return removed
 
 
+def in_use_by_live_process(path: Path) -> bool:
+    """A temporary that a live process on this host (or any process on another host) is
+    writing: ``cache prune`` and sweeps must leave it alone."""
+    match = _TAGGED.search(path.name)
+    if match is None:
+        return False
+    return match["host"] != socket.gethostname() or _alive(int(match["pid"]))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
