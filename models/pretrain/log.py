@@ -109,7 +109,7 @@ def plot_loss(log_path: Path, png_path: Path) -> Path:
     model_type = document.get("model", {}).get("model_type", "model")
     ax.set_title(f"{model_type}: {Path(log_path).parent.name}")
     fig.tight_layout()
-    return save_figure(fig, Path(png_path), dpi=100)
+    return save_figure(fig, Path(png_path), dpi=100, bbox_inches="tight")
 
 
 def compare_curves(
@@ -136,14 +136,14 @@ def draw_curves(
         ax.plot([r["step"] for r in records], [r["loss"] for r in records], label=name)
     ax.set_xlabel("step")
     ax.set_ylabel("masked-LM loss")
-    ax.legend()
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)  # off the curves
     differing = recipe_differences(documents)
     title = "masked-LM pretraining loss"
     if differing:
         title += f"\n(recipes differ in: {', '.join(differing)})"
     ax.set_title(title)
     fig.tight_layout()
-    return save_figure(fig, Path(png_path), dpi=100)
+    return save_figure(fig, Path(png_path), dpi=100, bbox_inches="tight")
 
 
 def recipe_differences(documents: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -48,6 +48,7 @@ def accuracy_by_distance(
     ax.set_ylim(0, 105)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    # Beside the axes, not over them: a legend inside can hide the points it names.
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return save_figure(fig, path, bbox_inches="tight")

@@ -132,6 +132,5 @@ class Toeplitz:
             ctx.artifact_dir / "position_gram.png",
             f"{model.spec} · P = E_P E_Pᵀ",
             label="inner product",
-            clip_quantile=None,
         )
         return path.relative_to(ctx.artifact_dir)

@@ -53,6 +53,7 @@ def delta_bars(
     ax.set_ylabel("Δ accuracy vs originals (points)")
     ax.set_title(title, fontsize=9)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    # Beside the axes, not over them: a legend inside can hide the points it names.
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return save_figure(fig, path, bbox_inches="tight")
