@@ -125,12 +125,8 @@ class Toeplitz:
         )
 
     def _gram_figure(self, model: ModelAdapter, ctx: TaskContext, gram: np.ndarray):
-        from posharness.tasks.geometry.figures import heatmap
+        from posharness.tasks.geometry.figures import position_gram
 
-        path = heatmap(
-            gram,
-            ctx.artifact_dir / "position_gram.png",
-            f"{model.spec} · P = E_P E_Pᵀ",
-            label="inner product",
-        )
+        title = f"{model.spec} · P = E_P E_Pᵀ"
+        path = position_gram(gram, ctx.artifact_dir / "position_gram.png", title)
         return path.relative_to(ctx.artifact_dir)
