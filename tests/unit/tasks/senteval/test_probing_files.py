@@ -9,7 +9,7 @@ import pytest
 from posharness.errors import DataError
 from posharness.tasks.senteval.catalog import BY_NAME, TASKS
 from posharness.tasks.senteval.probing_files import probing_path, read_probing_file
-from tests.cli_helpers import one_line_error, run_isolated
+from tests.cli_helpers import run_isolated
 from tests.unit.tasks.senteval.probing_data import probing_lines, write_probing_folder
 
 HEADS = Path(__file__).resolve().parents[4].parent / "shared/data/senteval/probing_heads"
@@ -73,11 +73,19 @@ def test_a_missing_file_says_how_to_build_one(tmp_path: Path) -> None:
         probing_path(BY_NAME["somo"], "", None)
 
 
+def plan_problems(capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The lines of a plan that found several problems, one each, no traceback."""
+    err = capsys.readouterr().err.strip()
+    header, *problems = err.splitlines()
+    assert "problems stop this run" in header and "Traceback" not in err, err
+    return problems
+
+
 def test_the_run_refuses_a_bad_file_before_any_model_loads(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No model exists at the given path: the data error must come first, and nothing is
-    written (no result file, no leaderboard)."""
+    """No model exists at the given path: the data error is reported in the same attempt
+    (after the cheaper model check, issue 19), and nothing is written."""
     folder = write_probing_folder(tmp_path / "probes", ["bshift"])
     lines = probing_lines("bshift")
     (folder / "bigram_shift.txt").write_text("\n".join([*lines[:5], "tr\tQ\ta b c", *lines[5:]]))
@@ -86,7 +94,8 @@ def test_the_run_refuses_a_bad_file_before_any_model_loads(
         "--task-arg", f"bshift.probes={folder}",
     )  # fmt: skip
     assert code == 2
-    assert "bigram_shift.txt:6: label 'Q'" in one_line_error(capsys)
+    model, data = plan_problems(capsys)
+    assert "no-model does not exist" in model and "bigram_shift.txt:6: label 'Q'" in data
     assert not list((tmp_path / "results").rglob("*.*")) and not (tmp_path / "board.json").exists()
 
 
@@ -103,5 +112,5 @@ def test_an_unknown_pooling_or_classifier_is_one_line(
         "--task-arg", f"bshift.probes={folder}", "--task-arg", f"bshift.{arg}",
     )  # fmt: skip
     assert code == 2
-    assert message in one_line_error(capsys)
+    assert message in plan_problems(capsys)[1]
     assert not list((tmp_path / "results").rglob("*.*"))
