@@ -87,7 +87,8 @@ def main() -> None:
         "cpu_count": os.cpu_count(),
         "load_average_1min": os.getloadavg()[0],
     }
-    print(f"{cells} cells: serial {serial_s:.1f} s, ray {ray_s:.1f} s (ratio {ray_s / serial_s:.2f})")
+    ratio = ray_s / serial_s
+    print(f"{cells} cells: serial {serial_s:.1f} s, ray {ray_s:.1f} s (ratio {ratio:.2f})")
     print(f"overhead per cell {overhead:.3f} s (target < {TARGET_S} s); same metrics: "
           f"{summary['same_metrics']}")  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -124,16 +124,30 @@ ATTENTIONS = "attentions"
 POSITIONAL_TERM = "positional_term"
 
 
-def mode_identity(model: ModelAdapter, mode: Mode) -> str:
-    """The mode as part of a cache key or cell identity: its definition and corpus count.
+def mode_identity(model: ModelAdapter, mode: Mode, want: frozenset[str] | None = None) -> str:
+    """The mode as part of a cache key or cell identity: its definition and corpus count,
+    and, for calls that ask for ``want``, the fused attention path where it runs.
 
     Two positional runs of one checkpoint under different definitions (or reference
     corpora) give different numbers, so they must never share a cache entry or a result.
+    Fused SDPA and eager attention agree only to float tolerance, so an SDPA call is keyed
+    apart too; eager adds nothing, which keeps every key written before SDPA valid.
     """
     support = model.modes.get(mode)
-    if mode is Mode.BOTH or support is None:
-        return str(mode)
-    return f"{mode}|{support.definition}|{support.reference_corpus}"
+    base = str(mode)
+    if mode is not Mode.BOTH and support is not None:
+        base = f"{mode}|{support.definition}|{support.reference_corpus}"
+    if want is not None and attention_path_of(model, mode, want) == "sdpa":
+        base += "|sdpa"
+    return base
+
+
+def attention_path_of(model: ModelAdapter, mode: Mode, want: frozenset[str]) -> str | None:
+    """``"sdpa"`` or ``"eager"`` for a model that says (:class:`ReportsAttentionPath`),
+    else None; raises the model's one-line error where a forced path cannot be run."""
+    if isinstance(model, ReportsAttentionPath):
+        return model.attention_path(mode, want)
+    return None
 
 
 @runtime_checkable
@@ -215,6 +229,16 @@ class ChecksModes(Protocol):
 
     def check_mode(self, mode: Mode) -> None:
         """Raise a :class:`posharness.errors.PosharnessError` naming the fix, or return."""
+
+
+@runtime_checkable
+class ReportsAttentionPath(Protocol):
+    """The model runs attention either fused (SDPA, no weights) or eager, per request, and
+    says which, so each result can record it (``ModeInfo.attention_path``)."""
+
+    def attention_path(self, mode: Mode, want: frozenset[str]) -> str:
+        """``"sdpa"`` or ``"eager"``: what ``encode(batch, mode, want)`` runs; with ``want``
+        empty, also what a ``for_classification`` model trains with."""
 
 
 @runtime_checkable

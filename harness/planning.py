@@ -21,6 +21,7 @@ from posharness.adapter import (
     ChecksModes,
     Mode,
     ModelAdapter,
+    attention_path_of,
     capability_name,
     mode_identity,
 )
@@ -75,6 +76,7 @@ class Cell:
     path: Path  # the result file
     limit: int | None = None  # --limit, which also names the file (result_suffix)
     train_limit: int | None = None  # --train-limit, likewise
+    attention_path: str | None = None  # "sdpa" | "eager" where the model says (adapter.py)
 
     @property
     def label(self) -> str:
@@ -313,7 +315,7 @@ def plan(
                 for seed in config.seeds:
                     cell_id = cell_identity(
                         model.fingerprint(),
-                        mode_identity(model, mode),
+                        mode_identity(model, mode, task.spec.needs),
                         task,
                         task_options,
                         seed,
@@ -326,6 +328,7 @@ def plan(
                     path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
                     cell = Cell(spec, model, task, mode, seed, task_options, cell_id, path)
                     cell.limit, cell.train_limit = config.limit, config.train_limit
+                    cell.attention_path = attention_path_of(model, mode, task.spec.needs)
                     cells.append(cell)
     return cells
 

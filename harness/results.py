@@ -53,10 +53,13 @@ class ModeInfo(ModeSupport):
     """The mode a cell ran in: its name and how the model realised it (``ModeSupport``)."""
 
     name: Literal["both", "contextual", "positional"] = field(kw_only=True)
+    # "sdpa" or "eager": the attention code the cell ran (ReportsAttentionPath); None in
+    # results written before it was recorded, or from a model that does not say.
+    attention_path: str | None = field(default=None, kw_only=True)
 
     @classmethod
-    def of(cls, mode: str, support: ModeSupport) -> ModeInfo:
-        return cls(**asdict(support), name=str(mode))  # type: ignore[arg-type]
+    def of(cls, mode: str, support: ModeSupport, attention_path: str | None = None) -> ModeInfo:
+        return cls(**asdict(support), name=str(mode), attention_path=attention_path)  # type: ignore[arg-type]
 
 
 class TaskInfo(BaseModel):

@@ -253,7 +253,7 @@ def _compute(
             pe_card=_as_dict(cell.model.pe_card()),
             details=cell.model.describe(),
         ),
-        mode=ModeInfo.of(cell.mode, cell.model.modes[cell.mode]),
+        mode=ModeInfo.of(cell.mode, cell.model.modes[cell.mode], cell.attention_path),
         task=TaskInfo.of(cell.task.spec, outcome.data_hash, cell.options, outcome.settings),
         seed=cell.seed,
         limit=config.limit,

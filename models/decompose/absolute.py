@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from posharness.adapter import Mode
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.fused import Fused
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -89,15 +91,30 @@ class StreamSplitter:
     def both(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Any:
         return matmul_scores(query, key, scaling)
 
-    def split(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Split:
+    def _stream(self, module: Any) -> LayerStream:
         if not self.streams:
             raise RuntimeError("positional tables are missing: call prepare() before the modes")
-        stream = self.streams[getattr(module, DEPTH_ATTR, 0)]
+        return self.streams[getattr(module, DEPTH_ATTR, 0)]
+
+    def split(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Split:
+        stream = self._stream(module)
         gamma_q, gamma_k = stream.content(query, key)
         logits = matmul_scores(query, key, scaling)
         gamma = matmul_scores(gamma_q, gamma_k, scaling)
         delta = stream.delta(query.shape[-2], key.shape[-2], query, scaling)
         return Split(gamma=gamma, delta=delta, residual=logits - gamma - delta)
+
+    def fused(
+        self, module: Any, mode: Mode, query: Any, key: Any, scaling: float, kwargs: dict
+    ) -> Fused:
+        """gamma and delta are both products of queries and keys, so neither needs a
+        mask: contextual uses q(x − u + ū)·k(x − u + ū), positional q(u_i)·k(u_j)."""
+        if mode is Mode.BOTH:
+            return Fused(query, key)
+        stream = self._stream(module)
+        if mode is Mode.CONTEXTUAL:
+            return Fused(*stream.content(query, key))
+        return Fused(*stream.positional_qk(query.shape[-2], key.shape[-2], query))
 
 
 class AbsoluteFamily:

@@ -1,9 +1,9 @@
 """The per-model switchboard: install a family once, then switch modes at will.
 
-It owns the user's choices (``--model-arg`` definition, reference corpus and layout),
-turns them into the ``ModeSupport`` every result records, and prepares the statistics a
-definition needs the first time a non-``both`` mode (or the positional scores) is asked
-for — so runs in mode ``both`` never pay for them.
+It owns the user's choices (``--model-arg`` definition, reference corpus and layout,
+attention path), turns them into the ``ModeSupport`` every result records, and prepares
+the statistics a definition needs the first time a non-``both`` mode (or the positional
+scores) is asked for — so runs in mode ``both`` never pay for them.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from posharness.adapter import Mode, ModeSupport
 from posharness.errors import OptionError, PosharnessError
-from posharness.models.decompose.core import register_attention_function, set_modes
+from posharness.models.decompose.core import register_attention_function, set_modes, set_paths
 from posharness.models.decompose.family import Definition, Family, Reference, definition_named
+from posharness.models.decompose.paths import AUTO, EAGER, resolve_path
 from posharness.models.decompose.reference import (
     DEFAULT_SEQUENCES,
     ReferenceCorpus,
@@ -56,7 +57,8 @@ def _positive_int(key: str, raw: str) -> int:
 
 
 class Decomposition:
-    """One family, one chosen definition, and (where needed) one reference corpus."""
+    """One family, one chosen definition, (where needed) one reference corpus, and the
+    attention path choice (paths.py: ``auto``, ``eager`` or ``sdpa``)."""
 
     def __init__(
         self,
@@ -65,6 +67,8 @@ class Decomposition:
         data_dir: Path | None,
         max_length: int,
         spec: str,
+        attention: str = AUTO,
+        config: Mapping[str, Any] | None = None,
     ) -> None:
         known = known_model_args(family)
         for key in args:
@@ -73,6 +77,11 @@ class Decomposition:
                     f"--model-arg {key}: {spec} ({family.name}) takes {', '.join(known)}"
                 )
         self.family = family
+        self.attention = attention
+        # Why this checkpoint can never fuse (DeBERTa v1 talking heads), read from its
+        # config so planning knows the path without loading weights.
+        says = getattr(family, "eager_reason", None)
+        self.eager_reason: str | None = says(config or {}) if says is not None else None
         self.definition: Definition = definition_named(family, args.get(family.option))
         self.layout: ReferenceLayout | None = None
         self.missing_reference: PosharnessError | None = None
@@ -142,19 +151,36 @@ class Decomposition:
         self.installed = True
 
     def prepare(self, model: nn.Module, make_reference: Callable[[ReferenceLayout], Reference]):
+        """The definition's statistics, always from eager forwards in mode ``both``: they
+        are cached under a key that names no path, so they must not depend on which path
+        the cells before them happened to set (a resumed run starts in another mode)."""
         if self.prepared:
             return
         reference = None
+        modules = self.family.attention_modules(model)
+        set_modes(modules, Mode.BOTH)
+        set_paths(modules, EAGER)
         if self.definition.needs_reference:
             if self.layout is None:
                 raise self._missing_reference_error()
-            set_modes(self.family.attention_modules(model), Mode.BOTH)
             reference = make_reference(self.layout)
         self.family.prepare(model, self.definition, reference)
         self.prepared = True
 
     def set_mode(self, model: nn.Module, mode: Mode) -> None:
-        set_modes(self.family.attention_modules(model), mode)
+        """The mode, and the path of calls that return no weights (a call that returns
+        them runs eager whatever is set here)."""
+        modules = self.family.attention_modules(model)
+        set_modes(modules, mode)
+        set_paths(modules, self.attention_path(mode, want_weights=False))
+
+    def attention_path(self, mode: Mode, want_weights: bool) -> str:
+        """``sdpa`` or ``eager``: what a forward runs in ``mode`` (the same in every mode).
+
+        Every family expresses every mode in SDPA; a checkpoint its family says cannot
+        (DeBERTa v1 talking heads) stays eager under ``auto``, and ``sdpa`` refuses it.
+        """
+        return resolve_path(self.attention, want_weights, self.eager_reason)
 
     def positional_scores(self, model: nn.Module, length: int) -> torch.Tensor | None:
         return self.family.positional_scores(model, length, self.definition)

@@ -12,6 +12,10 @@ eager mask builder (without the mask registration transformers would hand the fu
 ``None`` for padded batches). Families that bypass the interface (DeBERTa, XLNet,
 RoFormer, MPNet) patch their own forward and call :func:`choose_scores` and
 :func:`attend` from here, so the mode logic exists once.
+
+When no attention weights are requested, each family expresses its mode as one
+:class:`Fused` call instead (:func:`fused_attend`, torch's
+``scaled_dot_product_attention``): same logits, no materialised weights (paths.py).
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from posharness.adapter import Mode
+from posharness.models.decompose.fused import Fused, fused_attend
+from posharness.models.decompose.paths import EAGER, SDPA
 
 if TYPE_CHECKING:
     import torch
@@ -30,6 +36,7 @@ ATTENTION_NAME = "posharness"
 MODE_ATTR = "posharness_mode"
 SPLITTER_ATTR = "posharness_splitter"
 RECORD_ATTR = "posharness_record"
+PATH_ATTR = "posharness_attention_path"  # SDPA or EAGER for calls that want no weights
 
 
 @dataclass
@@ -56,6 +63,17 @@ class Splitter(Protocol):
     def split(
         self, module: nn.Module, query: Any, key: Any, scaling: float, kwargs: dict[str, Any]
     ) -> Split: ...
+
+    def fused(
+        self,
+        module: nn.Module,
+        mode: Mode,
+        query: Any,
+        key: Any,
+        scaling: float,
+        kwargs: dict[str, Any],
+    ) -> Fused:
+        """``mode``'s logits as SDPA inputs (the same numbers ``both``/``split`` give)."""
 
 
 def module_mode(module: nn.Module) -> Mode:
@@ -104,6 +122,16 @@ def attend(
     return output, weights
 
 
+def runs_fused(module: nn.Module, output_attentions: Any) -> bool:
+    """SDPA for this call: the module is set to it, no weights are asked for and no
+    recorder (tests, residual diagnostics) needs the logits."""
+    return (
+        getattr(module, PATH_ATTR, EAGER) == SDPA
+        and not output_attentions
+        and getattr(module, RECORD_ATTR, None) is None
+    )
+
+
 def decomposed_attention(
     module: nn.Module,
     query: torch.Tensor,
@@ -126,6 +154,9 @@ def decomposed_attention(
         if bias is not None:
             scores = scores + bias
         return attend(module, scores, attention_mask, value, dropout)
+    if runs_fused(module, kwargs.get("output_attentions")):
+        fused = splitter.fused(module, module_mode(module), query, key, scaling, kwargs)
+        return fused_attend(module, fused, value, attention_mask, scaling, dropout), None
     scores = choose_scores(
         module,
         lambda: splitter.both(module, query, key, scaling, kwargs),
@@ -153,6 +184,12 @@ def register_attention_function() -> None:
 def set_modes(modules: list[nn.Module], mode: Mode) -> None:
     for module in modules:
         setattr(module, MODE_ATTR, Mode(mode))
+
+
+def set_paths(modules: list[nn.Module], path: str) -> None:
+    """SDPA or EAGER for the modules' weight-free calls (a request for weights is eager)."""
+    for module in modules:
+        setattr(module, PATH_ATTR, path)
 
 
 def matmul_scores(query: torch.Tensor, key: torch.Tensor, scaling: float) -> torch.Tensor:

@@ -28,11 +28,13 @@ applied to gamma and delta separately and the split stays exact.
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from posharness.models.decompose.core import Split, choose_scores
+from posharness.adapter import Mode
+from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
 
 if TYPE_CHECKING:
     import torch
@@ -41,6 +43,10 @@ if TYPE_CHECKING:
 DEFINITION_ATTR = "posharness_deberta_definition"
 MEAN_QK_ATTR = "posharness_mean_qk"  # (mean query, mean key), unscaled, in the module's layout
 INSTALLED_ATTR = "posharness_deberta_installed"
+TALKING_HEADS = (
+    "DeBERTa v1 talking heads mix the heads' logits before the softmax and their weights "
+    "after it, which one fused attention call per head cannot express"
+)
 
 EXACT = "c2p+p2c"
 MEAN_QK = "mean-qk"
@@ -70,6 +76,14 @@ def _mix_logits(module: nn.Module) -> Callable[[torch.Tensor], torch.Tensor]:
     if proj is None:
         return lambda scores: scores
     return lambda scores: proj(scores.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+def _talking_heads(module: nn.Module) -> bool:
+    """Heads mixed before or after the softmax: no fused path (:data:`TALKING_HEADS`)."""
+    return any(
+        getattr(module, name, None) is not None
+        for name in ("head_logits_proj", "head_weights_proj")
+    )
 
 
 # ---- per-version projections and position terms ------------------------------------------
@@ -168,13 +182,18 @@ def _decomposed_forward(
     v1 = _is_v1(self)
     project = _project_v1 if v1 else _project_v2
     query, key, value = project(self, hidden_states, query_states)
+    if self.relative_attention and rel_embeddings is not None:
+        rel_embeddings = self.pos_dropout(rel_embeddings)
+    if runs_fused(self, output_attentions) and not _talking_heads(self):
+        context = _fused_context(
+            self, query, key, value, attention_mask, relative_pos, rel_embeddings
+        )
+        return context.view(*context.shape[:-2], -1), None
     if v1:
         c2c = torch.matmul(query, key.transpose(-1, -2))
     else:
         c2c = torch.bmm(query, key.transpose(-1, -2) / _scale(self, query))
     c2c = _to_heads(self, c2c)
-    if self.relative_attention and rel_embeddings is not None:
-        rel_embeddings = self.pos_dropout(rel_embeddings)
     terms = _position_terms(self, query, key, relative_pos, rel_embeddings)
     exact_delta = torch.zeros_like(c2c[:1]) if terms is None else _to_heads(self, terms)
     mix = _mix_logits(self)
@@ -198,6 +217,36 @@ def _decomposed_forward(
     context = torch.matmul(probs, value).permute(0, 2, 1, 3).contiguous()
     context = context.view(*context.shape[:-2], -1)
     return context, (probs if output_attentions else None)
+
+
+def _fused_context(
+    self: Any,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor,
+    relative_pos: torch.Tensor | None,
+    rel_embeddings: torch.Tensor | None,
+) -> torch.Tensor:
+    """The mode through SDPA: c2c is q·k in the kernel, c2p + p2c (exact or mean-qk)
+    the additive bias, positional mode zero q and k. [B, n, H, d].
+
+    The model's mask is the padding outer product it fills with the dtype's minimum;
+    as an additive mask it gives the same weights (a fully masked padding row is
+    uniform in both).
+    """
+    mode = module_mode(self)
+    # v1 has already divided the query by the scale
+    scaling = 1.0 if _is_v1(self) else (query.size(-1) * _scale_factor(self)) ** -0.5
+    bias = None
+    if mode is Mode.POSITIONAL and getattr(self, DEFINITION_ATTR, EXACT) != EXACT:
+        bias = _mean_position_terms(self, query.size(-2), relative_pos, rel_embeddings)
+    elif mode is not Mode.CONTEXTUAL:  # in the model's own layout, before the reshape
+        terms = _position_terms(self, query, key, relative_pos, rel_embeddings)
+        bias = None if terms is None else _to_heads(self, terms)
+    query, key, value = (_to_heads(self, t) for t in (query, key, value))
+    fused = without_gamma(query, key, bias) if mode is Mode.POSITIONAL else Fused(query, key, bias)
+    return fused_attend(self, fused, value, attention_mask.bool(), scaling, self.dropout.p)
 
 
 # ---- the family ---------------------------------------------------------------------------
@@ -251,6 +300,10 @@ class DebertaFamily:
             module.in_proj if _is_v1(module) else module.query_proj
             for module in self.attention_modules(model)
         ]
+
+    def eager_reason(self, config: Mapping[str, Any]) -> str | None:
+        """A v1 checkpoint with ``talking_head`` set cannot fuse (:data:`TALKING_HEADS`)."""
+        return TALKING_HEADS if config.get("talking_head") else None
 
     def install(self, model: nn.Module) -> None:
         for module in self.attention_modules(model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from posharness.adapter import Mode
 from posharness.models.decompose.core import (
     ATTENTION_NAME,
     SPLITTER_ATTR,
@@ -12,6 +13,7 @@ from posharness.models.decompose.core import (
     matmul_scores,
 )
 from posharness.models.decompose.family import Definition
+from posharness.models.decompose.fused import Fused
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotaryFamily,
@@ -20,6 +22,7 @@ from posharness.models.decompose.rope import (
     on_device_of,
     require_means,
     rope_symmetry_parts,
+    rotated_means,
     scaled,
     split_of,
 )
@@ -81,6 +84,18 @@ class ModernBertSplitter:
             on_device_of(means, query), self._rotate(module), query.shape[-2], scaled(scaling)
         ).to(gamma.dtype)
         return split_of(gamma, delta, self.both(module, query, key, scaling, kwargs))
+
+    def fused(
+        self, module: Any, mode: Mode, query: Any, key: Any, scaling: float, kwargs: dict
+    ) -> Fused:
+        """Rotated q, k (both); unrotated (contextual); the rotated mean q̄, k̄ (positional).
+        The sliding window stays in the mask the model built."""
+        if mode is Mode.CONTEXTUAL:
+            return Fused(query, key)
+        if mode is Mode.BOTH:
+            return Fused(*self._rotate(module)(query, key))
+        means = on_device_of(require_means(module), query)
+        return Fused(*rotated_means(means, self._rotate(module), query.shape[-2]))
 
 
 class ModernBertFamily(RotaryFamily):

@@ -19,8 +19,16 @@ import math
 import types
 from typing import TYPE_CHECKING, Any
 
-from posharness.models.decompose.core import Split, attend, choose_scores
+from posharness.adapter import Mode
+from posharness.models.decompose.core import (
+    Split,
+    attend,
+    choose_scores,
+    module_mode,
+    runs_fused,
+)
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -57,6 +65,20 @@ def _split(module: Any, q: Any, k: Any, position_bias: Any) -> Split:
     return Split(gamma=gamma, delta=delta, residual=residual)
 
 
+def _fused(module: Any, q: Any, k: Any, position_bias: Any) -> Fused:
+    """The mode's SDPA inputs; the bucketed bias always travels in the mask."""
+    mode = module_mode(module)
+    if mode is Mode.BOTH:
+        return Fused(q, k, position_bias)
+    stream: LayerStream | None = getattr(module, STREAM_ATTR, None)
+    if mode is Mode.CONTEXTUAL:
+        return Fused(q, k) if stream is None else Fused(*stream.content(q, k))
+    bias = None if position_bias is None else position_bias[:1]
+    if stream is None:
+        return without_gamma(q, k, bias)
+    return Fused(*stream.positional_qk(q.shape[2], k.shape[2], q), bias)
+
+
 def _three_mode_forward(
     self: Any,
     hidden_states: torch.Tensor,
@@ -70,6 +92,11 @@ def _three_mode_forward(
     q = self.q(hidden_states).view(shape).transpose(1, 2)
     k = self.k(hidden_states).view(shape).transpose(1, 2)
     v = self.v(hidden_states).view(shape).transpose(1, 2)
+    if runs_fused(self, output_attentions):
+        scaling = 1.0 / math.sqrt(self.attention_head_size)
+        fused = _fused(self, q, k, position_bias)
+        context = fused_attend(self, fused, v, attention_mask, scaling, self.dropout.p)
+        return (self.o(context.reshape(*context.shape[:2], self.all_head_size)),)
     scores = choose_scores(
         self,
         lambda: _logits(self, q, k, position_bias),

@@ -15,8 +15,10 @@ from posharness.models.decompose.core import (
     attend,
     choose_scores,
     module_mode,
+    runs_fused,
 )
 from posharness.models.decompose.family import Definition
+from posharness.models.decompose.fused import Fused, fused_attend
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotaryFamily,
@@ -26,6 +28,7 @@ from posharness.models.decompose.rope import (
     on_device_of,
     require_means,
     rope_symmetry_parts,
+    rotated_means,
     split_of,
 )
 
@@ -89,6 +92,11 @@ def _roformer_forward(
         )
     else:
         rotated_query, rotated_key = rotate(query, key)
+    if runs_fused(self, output_attentions):
+        fused = _fused(self, query, key, rotated_query, rotated_key, rotate)
+        scaling = 1.0 / math.sqrt(self.attention_head_size)
+        output = fused_attend(self, fused, value, attention_mask, scaling, self.dropout.p)
+        return output.view(*output.shape[:-2], self.all_head_size), None
     score = _roformer_scores(self)
 
     def split() -> Split:
@@ -101,6 +109,19 @@ def _roformer_forward(
     output, weights = attend(self, scores, attention_mask, value, self.dropout.p)
     output = output.view(*output.shape[:-2], self.all_head_size)
     return output, weights
+
+
+def _fused(
+    module: Any, query: Any, key: Any, rotated_query: Any, rotated_key: Any, rotate: Rotate
+) -> Fused:
+    """The mode's SDPA inputs: rotated, unrotated, or the rotated mean q̄, k̄."""
+    mode = module_mode(module)
+    if mode is Mode.BOTH:
+        return Fused(rotated_query, rotated_key)
+    if mode is Mode.CONTEXTUAL:
+        return Fused(query, key)
+    means = on_device_of(require_means(module), query)
+    return Fused(*rotated_means(means, rotate, query.shape[-2]))
 
 
 class RoFormerFamily(RotaryFamily):

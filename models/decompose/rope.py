@@ -71,6 +71,16 @@ def mean_input(reference: Reference, layer: int) -> torch.Tensor:
     return reference.inputs[layer].float().mean(dim=0)
 
 
+def rotated_means(
+    means: MeanQueryKey, rotate: Rotate, length: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(R_i q̄, R_j k̄) for positions 0..n−1, [B', H, n, d]: delta's two factors."""
+    heads, size = means.query.shape
+    query = means.query[None, :, None, :].expand(1, heads, length, size)
+    key = means.key[None, :, None, :].expand(1, heads, length, size)
+    return rotate(query, key)
+
+
 def mean_qk_delta(
     means: MeanQueryKey, rotate: Rotate, length: int, score: Callable[..., torch.Tensor]
 ) -> torch.Tensor:
@@ -78,11 +88,7 @@ def mean_qk_delta(
 
     ``score`` is the model's own q·k scaling so delta lives on the logits' scale.
     """
-    heads, size = means.query.shape
-    query = means.query[None, :, None, :].expand(1, heads, length, size)
-    key = means.key[None, :, None, :].expand(1, heads, length, size)
-    rotated_query, rotated_key = rotate(query, key)
-    return score(rotated_query, rotated_key)
+    return score(*rotated_means(means, rotate, length))
 
 
 def rope_symmetry_parts(

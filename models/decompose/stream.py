@@ -66,14 +66,21 @@ class LayerStream:
                 "(or more)"
             )
 
+    def positional_qk(
+        self, n: int, m: int, like: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """q(u_i) for i < n and k(u_j) for j < m, [1, H, n | m, d]: delta's two factors."""
+        self.check(max(n, m))
+        q = self.q_pos[:, :n].to(device=like.device, dtype=like.dtype)
+        k = self.k_pos[:, :m].to(device=like.device, dtype=like.dtype)
+        return q.unsqueeze(0), k.unsqueeze(0)
+
     def delta(self, n: int, m: int, like: torch.Tensor, scaling: float) -> torch.Tensor:
         """q(u_i)·k(u_j)·scaling: [1, H, n, m], content-free by construction."""
         import torch
 
-        self.check(max(n, m))
-        q = self.q_pos[:, :n].to(device=like.device, dtype=like.dtype)
-        k = self.k_pos[:, :m].to(device=like.device, dtype=like.dtype)
-        return (torch.matmul(q, k.transpose(-1, -2)) * scaling).unsqueeze(0)
+        q, k = self.positional_qk(n, m, like)
+        return torch.matmul(q, k.transpose(-1, -2)) * scaling
 
     def content(self, query: torch.Tensor, key: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """q(x − u + ū) and k(x − u + ū) from the projected q, k of a batch."""

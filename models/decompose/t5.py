@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from posharness.adapter import Mode
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.fused import Fused, without_gamma
 
 if TYPE_CHECKING:
     import torch
@@ -30,6 +32,17 @@ class BucketBiasSplitter:
         if bias is None:
             bias = torch.zeros_like(gamma[:1])
         return Split(gamma=gamma, delta=bias.expand(1, *gamma.shape[1:]))
+
+    def fused(
+        self, module: Any, mode: Mode, query: Any, key: Any, scaling: float, kwargs: dict
+    ) -> Fused:
+        """The bias goes into the mask; positional mode zeroes q·k with zero queries."""
+        bias = kwargs.get("position_bias")
+        if mode is Mode.CONTEXTUAL:
+            return Fused(query, key)
+        if mode is Mode.POSITIONAL:
+            return without_gamma(query, key, bias)
+        return Fused(query, key, bias)
 
 
 class T5Family:

@@ -32,8 +32,10 @@ import types
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from posharness.models.decompose.core import Split, choose_scores
+from posharness.adapter import Mode
+from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
 
 if TYPE_CHECKING:
     import torch
@@ -116,17 +118,33 @@ class _Terms:
         ef = 0 if self.ef is None else self.ef
         return (self.ac + self.bd + ef) * self.module.scale
 
+    def delta(self, definition: Definition) -> Any:
+        if definition.name == CONTENT_FREE.name:
+            return content_free_delta(self.module, self.k_head_r, self.qlen, self.klen)
+        return self.bd * self.module.scale
+
     def split(self, definition: Definition) -> Split:
         scale = self.module.scale
         gamma = self.ac * scale
         if definition.name == CONTENT_FREE.name:
-            delta = content_free_delta(self.module, self.k_head_r, self.qlen, self.klen)
             residual = self._position(self.q_head)
             if self.ef is not None:
                 residual = residual + self.ef
-            return Split(gamma=gamma, delta=delta, residual=residual * scale)
+            return Split(gamma=gamma, delta=self.delta(definition), residual=residual * scale)
         residual = None if self.ef is None else self.ef * scale
-        return Split(gamma=gamma, delta=self.bd * scale, residual=residual)
+        return Split(gamma=gamma, delta=self.delta(definition), residual=residual)
+
+    def fused(self, mode: Mode, definition: Definition) -> Fused:
+        """The mode as SDPA inputs in [B, H, n, d]: ac is (q+u)·k in the kernel, bd + ef
+        (both) or delta (positional, zero q and k) the additive bias."""
+        query = (self.q_head + self.module.r_w_bias).permute(1, 2, 0, 3)
+        key = self.k_head_h.permute(1, 2, 0, 3)
+        if mode is Mode.CONTEXTUAL:
+            return Fused(query, key)
+        if mode is Mode.POSITIONAL:
+            return without_gamma(query, key, self.delta(definition))
+        bias = self.bd if self.ef is None else self.bd + self.ef
+        return Fused(query, key, bias * self.module.scale)
 
 
 def _rel_attn_core(
@@ -142,18 +160,26 @@ def _rel_attn_core(
     """``XLNetRelativeAttention.rel_attn_core`` with the logits chosen by the module's mode.
 
     Same signature and return as the original; mask, softmax, dropout and the weighted sum
-    are the model's. Two-stream calls (``perm_mask`` / ``target_mapping``, pretraining and
-    generation) reach this too and get the same treatment; encoder use has only the
-    content stream.
+    are the model's (or, with no weights to return, one SDPA call on the same terms).
+    Two-stream calls (``perm_mask`` / ``target_mapping``, pretraining and generation)
+    reach this too and get the same treatment; encoder use has only the content stream.
     """
     import torch
 
     terms = _Terms(self, q_head, k_head_h, k_head_r, seg_mat)
     definition: Definition = getattr(self, DEFINITION_ATTR, CODE_GROUPING)
-    attn_score = choose_scores(self, terms.both, lambda: terms.split(definition))
+    mask = None
     if attn_mask is not None:
         big = 65500 if attn_mask.dtype == torch.float16 else 1e30
-        attn_score = attn_score - big * torch.einsum("ijbn->bnij", attn_mask)
+        mask = -big * torch.einsum("ijbn->bnij", attn_mask)
+    if runs_fused(self, output_attentions):
+        fused = terms.fused(module_mode(self), definition)
+        value = v_head_h.permute(1, 2, 0, 3)
+        context = fused_attend(self, fused, value, mask, self.scale, self.dropout.p)
+        return context.transpose(0, 1)  # [B, n, H, d] -> XLNet's time-first [n, B, H, d]
+    attn_score = choose_scores(self, terms.both, lambda: terms.split(definition))
+    if mask is not None:
+        attn_score = attn_score + mask
     attn_prob = torch.nn.functional.softmax(attn_score, dim=3)
     attn_prob = self.dropout(attn_prob)
     attn_vec = torch.einsum("bnij,jbnd->ibnd", attn_prob, v_head_h)

@@ -1,10 +1,13 @@
 """Hugging Face encoders behind the ``ModelAdapter`` protocol (``hf:<hub id or folder>``).
 
-The model runs with eager attention: SDPA and flash kernels never materialise the
-attention weights that the analysis tasks read, and the implementation that ran is
-recorded with every result. For the families in ``decompose/families.py`` the same
-loaded model also runs in modes ``contextual`` and ``positional`` (``decompose/``); the
-family's definition options and reference corpus arrive as ``--model-arg KEY=VALUE``.
+The model is loaded with eager attention. For the families in ``decompose/families.py``
+the same loaded model also runs in modes ``contextual`` and ``positional``
+(``decompose/``); the family's definition options and reference corpus arrive as
+``--model-arg KEY=VALUE``. Their attention runs through torch's fused SDPA whenever a
+call wants no attention weights, and eager when it does (``--model-arg attention=auto``,
+the default; ``eager`` or ``sdpa`` force one, ``decompose/paths.py``). The path that
+ran is in every ``EncoderOutput`` and, through :meth:`HFEncoderAdapter.attention_path`,
+in every result. Other model types run eager.
 """
 
 from __future__ import annotations
@@ -29,11 +32,18 @@ from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
 from posharness.model_spec import LoadOptions
 from posharness.models.decompose.controller import Decomposition, ReferenceLayout
 from posharness.models.decompose.families import family_for, supported_model_types
+from posharness.models.decompose.paths import (
+    ATTENTION_KEY,
+    AUTO,
+    EAGER,
+    attention_choice,
+    resolve_path,
+)
 from posharness.models.hf.cards import pe_card_for
 from posharness.models.hf.checkpoint import checkpoint_fingerprint, load_encoder
 from posharness.models.hf.vocabulary import whole_word_vocabulary
 
-ATTN_IMPLEMENTATION = "eager"
+ATTN_IMPLEMENTATION = "eager"  # what transformers loads; part of the fingerprint
 DTYPES = ("float32", "bfloat16", "float16")
 REFERENCE_KIND = "reference-attention-inputs"
 LAYER_KEYS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer")
@@ -57,6 +67,10 @@ class HFEncoderAdapter:
     only the fingerprint to know) to a fraction of a second.
     """
 
+    # A model type outside decompose/families.py runs eager; a subclass whose model fuses
+    # every mode itself (the native zoo) says so here.
+    fuses_every_mode = False
+
     def __init__(self, folder: Path, options: LoadOptions, hub_commit: str | None = None) -> None:
         self.spec = f"hf:{folder}"
         self.folder = folder
@@ -74,6 +88,7 @@ class HFEncoderAdapter:
         self.num_heads = _first_int(config, *HEAD_KEYS)
         self._cache_dir = options.cache_dir
         self._options = options
+        self.attention = attention_choice(dict(options.model_args).get(ATTENTION_KEY))
         self.decomposition = self._decomposition(options)
         if self.decomposition is not None:
             self.modes = self.decomposition.modes
@@ -87,7 +102,7 @@ class HFEncoderAdapter:
     def _decomposition(self, options: LoadOptions) -> Decomposition | None:
         model_type = str(self.config_dict.get("model_type", "unknown"))
         family = family_for(model_type)
-        args = dict(options.model_args)
+        args = {k: v for k, v in options.model_args if k != ATTENTION_KEY}
         if family is None:
             if args:
                 raise OptionError(
@@ -95,10 +110,21 @@ class HFEncoderAdapter:
                     "which has no contextual/positional split (families with one: "
                     f"{', '.join(supported_model_types())})"
                 )
+            if self.attention not in (AUTO, EAGER):
+                raise OptionError(
+                    f"--model-arg attention={self.attention}: {self.spec} is a {model_type} "
+                    "model, which runs eager attention here: use attention=auto or eager"
+                )
             return None
         positions = int(self.config_dict.get("max_position_embeddings", 512))
         return Decomposition(
-            family, args, options.data_dir, positions - self._position_offset, self.spec
+            family,
+            args,
+            options.data_dir,
+            positions - self._position_offset,
+            self.spec,
+            self.attention,
+            self.config_dict,
         )
 
     def fresh_decomposition(self) -> Decomposition | None:
@@ -159,6 +185,7 @@ class HFEncoderAdapter:
             "dtype": self.dtype,
             "device": self.device,
             "attn_implementation": ATTN_IMPLEMENTATION,
+            "attention": self.attention,  # the path choice; each result records the path
             "num_layers": self.num_layers,
             "num_heads": self.num_heads,
         }
@@ -242,7 +269,20 @@ class HFEncoderAdapter:
             self.decomposition.prepare(model, self.reference_statistics)
         self.decomposition.set_mode(model, mode)
 
+    def attention_path(self, mode: Mode, want: frozenset[str]) -> str:
+        """``sdpa`` or ``eager``: the attention code ``encode(batch, mode, want)`` runs, and
+        (``want`` empty) a classifier from :meth:`for_classification` trains with.
+
+        A request for ``attentions`` is eager; so is every call of a model type without a
+        split family. Raises ``OptionError`` where ``attention=sdpa`` cannot be honoured.
+        """
+        weights = ATTENTIONS in want
+        if self.decomposition is not None:
+            return self.decomposition.attention_path(mode, weights)
+        return resolve_path(self.attention, weights) if self.fuses_every_mode else EAGER
+
     def encode(self, batch: EncoderBatch, mode: Mode, want: frozenset[str]) -> EncoderOutput:
+        path = self.attention_path(mode, want)
         self._use_mode(mode)
         batch = batch.to(self.device)
         kwargs: dict[str, Any] = {
@@ -264,7 +304,7 @@ class HFEncoderAdapter:
             attention_mask=batch.attention_mask,
             special_tokens_mask=batch.special_tokens_mask,
             word_ids=batch.word_ids,
-            attn_implementation=ATTN_IMPLEMENTATION,
+            attn_implementation=path,
         )
 
     # -- fine-tuning ----------------------------------------------------------------------

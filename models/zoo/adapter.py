@@ -34,6 +34,8 @@ UNBOUNDED_LIMIT = 8192  # what a scheme without a position table accepts in one 
 class NativePEAdapter(HFEncoderAdapter):
     """A zoo checkpoint: the Hugging Face adapter with the zoo's own exact modes."""
 
+    fuses_every_mode = True  # attention.py runs every mode through SDPA when allowed
+
     def __init__(self, folder: Path, options: LoadOptions) -> None:
         import posharness.models.zoo.encoder  # noqa: F401  (registers the zoo with the Auto* classes)
         from posharness.models.zoo.encoder import mode_support
@@ -50,9 +52,14 @@ class NativePEAdapter(HFEncoderAdapter):
 
         return PEConfig.from_dict(self.config_dict)
 
+    def _decomposition(self, options: LoadOptions) -> None:
+        """None: the zoo splits its own attention (modes.py), and every mode can fuse."""
+        return None
+
     def _use_mode(self, mode: Mode) -> None:
         self.check_mode(mode)
         self.model.set_attention_mode(str(mode))
+        self.model.set_attention_path(self.attention)
 
     def fingerprint(self) -> str:
         return "pe-" + super().fingerprint()[:13]
@@ -82,6 +89,7 @@ class NativePEAdapter(HFEncoderAdapter):
             self.folder, num_labels=num_labels, dtype=torch.float32
         )
         model.base_model.set_attention_mode(str(mode))
+        model.base_model.set_attention_path(self.attention)
         return SequenceClassifier(model, accepts_token_types=self._accepts_token_types())
 
 
@@ -115,10 +123,12 @@ def build_native(name: str, argument: str | None, options: LoadOptions) -> Nativ
 
 
 def _plain(options: LoadOptions) -> LoadOptions:
-    """The zoo's own --model-args are consumed here, not by the Hugging Face decompositions."""
+    """The zoo's own --model-args are consumed here, not by the Hugging Face decompositions;
+    only the attention path choice travels on to the adapter."""
     from dataclasses import replace
 
-    return replace(options, model_args=())
+    kept = tuple((key, value) for key, value in options.model_args if key == "attention")
+    return replace(options, model_args=kept)
 
 
 def _check_checkpoint(name: str, folder: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from posharness.errors import ModelLoadError, OptionError
 from posharness.model_spec import LoadOptions
 
-NATIVE_ARGS = ("init", "size", "seed", "tokenizer")  # the zoo's own --model-args
+NATIVE_ARGS = ("init", "size", "seed", "tokenizer", "attention")  # the zoo's own --model-args
 ENV_VAR = "POSHARNESS_RUNS"
 FINAL = "final"
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")

@@ -177,7 +177,7 @@ class FineTuneTask:
         return RunContext(
             cache=ctx.cache,
             fingerprint=model.fingerprint(),
-            mode=mode_identity(model, ctx.mode),
+            mode=mode_identity(model, ctx.mode, frozenset()),
             task=profile.name,
             data=data,
             build=lambda: model.for_classification(num_labels, ctx.mode),

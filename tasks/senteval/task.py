@@ -133,7 +133,7 @@ def _feature_store(
         return
     key = cache.key(
         model.fingerprint(),
-        mode_identity(model, ctx.mode),
+        mode_identity(model, ctx.mode, frozenset({HIDDEN})),
         "any sentence",
         STORE_KIND,
         extra={"pooling": pooling, "store": STORE_VERSION},

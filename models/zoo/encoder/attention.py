@@ -17,8 +17,13 @@ Per scheme, what delta is in each mode (``mode_support`` in modes.py names them)
   scaled, b the biases of W_Q, W_K: the content-free part of q and k, so delta depends on
   nothing in the batch.
 
-Without weights to return or record, ``both`` / ``contextual`` run through
-``scaled_dot_product_attention`` with delta as an additive mask (same sum, fused kernel).
+Without weights to return or record (``PositionContext.fused``), every mode runs through
+``scaled_dot_product_attention`` (same sum, fused kernel): ``both`` with delta as an
+additive mask (rope: rotated q, k), ``contextual`` with q, k alone, ``positional`` with
+zero queries and keys and delta in the mask, or with the two factors of a product-form
+delta as query and key (the pp-term's p W_Q and p W_K, rope's rotated biases). The
+sequence scheme's PA is itself a softmax attention over X: SDPA with zero queries, the
+attenuation logits as mask and X's heads as values.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from posharness.models.zoo.encoder.schemes import (
 )
 
 MODES = ("both", "contextual", "positional")
+PATHS = ("auto", "eager", "sdpa")  # attention code choices (modeling.set_attention_path)
 
 
 @dataclass
@@ -53,6 +59,7 @@ class PositionContext:
     position_states: torch.Tensor | None  # layer-normed input positions for the pp-term
     want_weights: bool
     record: list[LayerTerms] | None = None
+    fused: bool = False  # SDPA: no weights to return or record, and the model allows it
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,11 @@ def _fused(
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout, scale=scale)
 
 
+def _batch(x: torch.Tensor, batch: int) -> torch.Tensor:
+    """A content-free [1, H, n, d] factor widened to the batch (a view, no copy)."""
+    return x if x.shape[0] == batch else x.expand(batch, *x.shape[1:])
+
+
 def _full(probabilities: torch.Tensor, batch: int, heads: int) -> torch.Tensor:
     """Content-free weights broadcast over batch (and heads, for a shared delta)."""
     return probabilities.expand(batch, heads, *probabilities.shape[2:])
@@ -160,23 +172,26 @@ class PESelfAttention(_HeadsMixin, nn.Module):
 
     def pp_term(self, states: torch.Tensor) -> torch.Tensor:
         """(p W_Q)(p W_K)^T scaled for layer-normed position rows p [B or 1, n, D]."""
-        return (
-            torch.matmul(
-                self.split(self.query(states)), self.split(self.key(states)).transpose(-1, -2)
-            )
-            * self.scale
-        )
+        q, k = self.pp_factors(states)
+        return torch.matmul(q, k.transpose(-1, -2)) * self.scale
 
-    def rope_bias_delta(self, positions: torch.Tensor) -> torch.Tensor:
-        """b_Q R_(j-i) b_K scaled: rotary logits of the query/key biases alone."""
+    def pp_factors(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """p W_Q and p W_K per head, [B or 1, H, n, d]: the pp-term's two factors."""
+        return self.split(self.query(states)), self.split(self.key(states))
+
+    def rope_bias_factors(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """R_i b_Q and R_j b_K, [B or 1, H, n, d]: the rotated query/key biases."""
         cos, sin = rotary_tables(positions, self.head_size, self.rope_theta)
         n = positions.shape[-1]
         shape = (positions.shape[0], self.heads, n, self.head_size)
         qb = self.query.bias.view(1, self.heads, 1, self.head_size).expand(shape)
         kb = self.key.bias.view(1, self.heads, 1, self.head_size).expand(shape)
-        return (
-            torch.matmul(rotate(qb, cos, sin), rotate(kb, cos, sin).transpose(-1, -2)) * self.scale
-        )
+        return rotate(qb, cos, sin), rotate(kb, cos, sin)
+
+    def rope_bias_delta(self, positions: torch.Tensor) -> torch.Tensor:
+        """b_Q R_(j-i) b_K scaled: rotary logits of the query/key biases alone."""
+        qb, kb = self.rope_bias_factors(positions)
+        return torch.matmul(qb, kb.transpose(-1, -2)) * self.scale
 
     def positional_delta(self, q: torch.Tensor | None, ctx: PositionContext) -> torch.Tensor | None:
         """The delta of mode ``positional`` (``q`` is needed by Shaw only)."""
@@ -194,20 +209,35 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         cos, sin = rotary_tables(ctx.positions, self.head_size, self.rope_theta)
         return rotate(q, cos, sin), rotate(k, cos, sin)
 
+    def fused_inputs(
+        self, q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """(query, key, additive bias) whose SDPA is the mode's attention (module doc)."""
+        if ctx.mode == "contextual":
+            return q, k, None
+        if ctx.mode == "both":
+            if self.rope:
+                return (*self._rotated(q, k, ctx), None)
+            return q, k, self.attention_delta(q, ctx)
+        batch = q.shape[0]
+        if self.rope:
+            qb, kb = self.rope_bias_factors(ctx.positions)
+            return _batch(qb, batch), _batch(kb, batch), None
+        bias = self.attention_delta(q, ctx)
+        if self.input_positions and ctx.position_states is not None:
+            qp, kp = self.pp_factors(ctx.position_states)
+            return _batch(qp, batch), _batch(kp, batch), bias
+        return q.new_zeros(q.shape), k.new_zeros(k.shape), bias  # q·k = 0: gamma dropped
+
     def forward(
         self, hidden: torch.Tensor, ctx: PositionContext
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         q, k, v = (self.split(layer(hidden)) for layer in (self.query, self.key, self.value))
         dropout = self.dropout if self.training else 0.0
         recording = ctx.record is not None
-        if ctx.mode != "positional" and not (ctx.want_weights or recording):
-            bias = None
-            if ctx.mode == "both":
-                if self.rope:
-                    q, k = self._rotated(q, k, ctx)
-                else:
-                    bias = self.attention_delta(q, ctx)
-            out = _fused(q, k, v, bias, ctx.key_mask, self.scale, dropout)
+        if ctx.fused:
+            query, key, bias = self.fused_inputs(q, k, ctx)
+            out = _fused(query, key, v, bias, ctx.key_mask, self.scale, dropout)
             return self.merge(out), None
 
         gamma = None
@@ -256,9 +286,20 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
     def positional_attention(self, hidden: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         return self.merge(torch.matmul(weights, self.split(hidden)))
 
+    def fused_positional_attention(
+        self, hidden: torch.Tensor, ctx: PositionContext
+    ) -> torch.Tensor:
+        """PA(X) through SDPA: zero queries and keys, the attenuation logits as the mask."""
+        values = self.split(hidden)
+        logits = self.layer_score.logits(ctx.positions, ctx.key_mask)
+        zeros = values.new_zeros(values.shape)
+        return self.merge(_fused(zeros, zeros, values, logits, ctx.key_mask, 1.0, 0.0))
+
     def forward(
         self, hidden: torch.Tensor, ctx: PositionContext
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if ctx.fused:
+            return self._fused_forward(hidden, ctx), None
         recording = ctx.record is not None
         batch = hidden.shape[0]
         delta = None
@@ -274,11 +315,21 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
             return source, delta
         q, k, v = (self.split(layer(source)) for layer in (self.query, self.key, self.value))
         dropout = self.dropout if self.training else 0.0
-        if not (ctx.want_weights or recording):
-            return self.merge(_fused(q, k, v, None, ctx.key_mask, self.scale, dropout)), None
         gamma = torch.matmul(q, k.transpose(-1, -2)) * self.scale
         probabilities = _full(masked_softmax(gamma, ctx.key_mask, v.dtype), batch, self.heads)
         out = torch.matmul(F.dropout(probabilities, p=dropout, training=self.training), v)
         if recording:
             ctx.record.append(LayerTerms(gamma, delta, gamma, probabilities))
         return self.merge(out), probabilities
+
+    def _fused_forward(self, hidden: torch.Tensor, ctx: PositionContext) -> torch.Tensor:
+        """CA(PA(X)) with both attentions fused; the modes bypass PA or CA as in eager."""
+        if ctx.mode == "contextual":
+            source = hidden
+        else:
+            source = self.fused_positional_attention(hidden, ctx)
+            if ctx.mode == "positional":
+                return source
+        q, k, v = (self.split(layer(source)) for layer in (self.query, self.key, self.value))
+        dropout = self.dropout if self.training else 0.0
+        return self.merge(_fused(q, k, v, None, ctx.key_mask, self.scale, dropout))

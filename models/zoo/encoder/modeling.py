@@ -3,6 +3,9 @@
 The attention mode is runtime state (not saved): ``set_attention_mode`` on any model of the
 family sets it for the encoder inside. ``attention_terms`` runs one forward in the current
 mode and returns each layer's (gamma, delta), the terms that forward actually summed.
+So is the attention path (``set_attention_path``): ``auto`` runs every mode through
+SDPA when no weights are returned or recorded, ``eager`` never does, ``sdpa`` refuses a
+request for weights (attention.py; docs/attention_paths.md).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from transformers.modeling_outputs import BaseModelOutputWithPooling
 from posharness.errors import OptionError, UnsupportedModeError
 from posharness.models.zoo.encoder.attention import (
     MODES,
+    PATHS,
     LayerTerms,
     PESelfAttention,
     PositionContext,
@@ -29,12 +33,21 @@ from posharness.models.zoo.encoder.schemes import AttenuationScore, TisaScore, b
 from posharness.models.zoo.encoder.tupe import TupeScore
 
 
+def _check_weights_allowed(choice: str) -> None:
+    if choice == "sdpa":
+        raise OptionError(
+            "attention path sdpa cannot return attention weights: use auto (eager only "
+            "where weights are needed)"
+        )
+
+
 class PEPreTrainedModel(PreTrainedModel):
     config_class = PEConfig
     base_model_prefix = "pe"
     main_input_name = "input_ids"
-    # The attention picks its own kernel (attention.py): fused SDPA when no weights are
-    # returned, eager otherwise, whatever ``attn_implementation`` a loader asks for.
+    # The attention picks its own kernel (attention.py, ``set_attention_path``): fused SDPA
+    # when no weights are returned, eager otherwise, whatever ``attn_implementation`` a
+    # loader asks for.
     _supports_sdpa = True
 
     @torch.no_grad()
@@ -67,6 +80,17 @@ class PEPreTrainedModel(PreTrainedModel):
     def attention_mode(self) -> str:
         return self._encoder().attention_mode
 
+    def set_attention_path(self, choice: str) -> None:
+        """``auto`` | ``eager`` | ``sdpa``: which attention code runs (module docstring)."""
+        self._encoder().set_attention_path(choice)
+
+    def attention_path(self, mode: str, want_weights: bool) -> str:
+        """``sdpa`` or ``eager``: what a forward in ``mode`` runs (every mode can fuse)."""
+        choice = self._encoder()._attention_path
+        if want_weights:
+            _check_weights_allowed(choice)
+        return "eager" if choice == "eager" or want_weights else "sdpa"
+
     @property
     def max_length(self) -> int | None:
         """Longest input the positions allow, special tokens included; None: unbounded."""
@@ -83,6 +107,7 @@ class PEModel(PEPreTrainedModel):
         self.layer = nn.ModuleList(PELayer(config) for _ in range(config.num_hidden_layers))
         self.pooler = PEPooler(config) if add_pooling_layer else None
         self._attention_mode = "both"
+        self._attention_path = "auto"
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Embedding:
@@ -104,6 +129,11 @@ class PEModel(PEPreTrainedModel):
     @property
     def attention_mode(self) -> str:
         return self._attention_mode
+
+    def set_attention_path(self, choice: str) -> None:
+        if choice not in PATHS:
+            raise OptionError(f"unknown attention path {choice!r}: pick one of {', '.join(PATHS)}")
+        self._attention_path = choice
 
     def _positions(
         self, input_ids: torch.Tensor, position_ids: torch.Tensor | None
@@ -139,7 +169,10 @@ class PEModel(PEPreTrainedModel):
         if self.shared_positions is not None and (mode != "contextual" or record is not None):
             shared = self.shared_positions(positions)
         states = self.embeddings.position_states(positions) if mode == "positional" else None
-        return PositionContext(positions, key_mask, mode, shared, states, want_weights, record)
+        fused = record is None and not want_weights and self._attention_path != "eager"
+        return PositionContext(
+            positions, key_mask, mode, shared, states, want_weights, record, fused
+        )
 
     def forward(
         self,
@@ -154,6 +187,8 @@ class PEModel(PEPreTrainedModel):
         **kwargs: object,
     ) -> BaseModelOutputWithPooling | tuple:
         positions = self._positions(input_ids, position_ids)
+        if output_attentions:
+            _check_weights_allowed(self._attention_path)
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
         ctx = self._context(positions, attention_mask, bool(output_attentions), _record)

@@ -118,12 +118,16 @@ class AttenuationScore(nn.Module):
             return self.init_w, self.init_s
         return self.w.view(-1, 1, 1), self.s.view(-1, 1, 1)
 
-    def forward(self, positions: torch.Tensor, key_mask: torch.Tensor | None) -> torch.Tensor:
+    def logits(self, positions: torch.Tensor, key_mask: torch.Tensor | None) -> torch.Tensor:
+        """a_ij of Eq. 8, padding keys at float32's minimum: [B, H or 1, n, n]."""
         w, s = self.values()
-        logits = attenuation_logits(positions.unsqueeze(1), w, s)  # [B, H or 1, n, n]
+        logits = attenuation_logits(positions.unsqueeze(1), w, s)
         if key_mask is not None:
             logits = logits.masked_fill(~key_mask, torch.finfo(logits.dtype).min)
-        return torch.softmax(logits, dim=-1)
+        return logits
+
+    def forward(self, positions: torch.Tensor, key_mask: torch.Tensor | None) -> torch.Tensor:
+        return torch.softmax(self.logits(positions, key_mask), dim=-1)
 
 
 class ShawRelativeKeys(nn.Module):
