@@ -91,8 +91,12 @@ def pair_rows(
     if _one_model_each(a_rows, b_rows):
         matchers.append(lambda r: "the one model")
     for identify in matchers:
-        b_index = {(identify(b), *b.key[1:]): b for b in b_rows}
-        pairs = [(a, b_index[key]) for a in a_rows if (key := (identify(a), *a.key[1:])) in b_index]
+        # mode and limits must agree; a forced attention path (key[4]) may differ, since
+        # eager against SDPA is a comparison worth making
+        b_index = {(identify(b), *b.key[1:4]): b for b in b_rows}
+        pairs = [
+            (a, b_index[key]) for a in a_rows if (key := (identify(a), *a.key[1:4])) in b_index
+        ]
         if pairs:
             return pairs
     return []

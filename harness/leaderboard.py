@@ -74,13 +74,14 @@ class Row(BaseModel):
     flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
 
     @property
-    def key(self) -> tuple[str, str, int | None, int | None]:
-        """Rows are the same row when model, mode and limits agree."""
+    def key(self) -> tuple[str, str, int | None, int | None, str | None]:
+        """Rows are the same row when model, mode, limits and attention choice agree."""
         return (
             self.fingerprint,
             self.mode,
             self.settings.get("limit"),
             self.settings.get("train_limit"),
+            self.settings.get("attention"),
         )
 
 
@@ -112,7 +113,13 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     rank: dict[str, int] = {}  # headline metrics keep the order the task declares
     groups: dict[tuple[Any, ...], list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
-        key = (result.model.fingerprint, result.mode.name, result.limit, result.train_limit)
+        key = (
+            result.model.fingerprint,
+            result.mode.name,
+            result.limit,
+            result.train_limit,
+            forced_attention(result),
+        )
         groups[key].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
@@ -120,7 +127,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
             columns.setdefault(column.key, column)
             rank[column.key] = headline.index(metric) if metric in headline else len(headline)
     rows = []
-    for (_, mode, _, _), members in groups.items():
+    for (_, mode, *_), members in groups.items():
         first = members[0][1]
         by_column: dict[str, list[tuple[int, Any]]] = defaultdict(list)
         for _, result in members:
@@ -223,6 +230,14 @@ def _options_text(options: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "the defaults"
 
 
+def forced_attention(result: CellResult) -> str | None:
+    """``--model-arg attention=eager|sdpa`` when the cell was run with it; None under the
+    default ``auto`` (and for models without the choice). A forced path gives numbers
+    that agree with the default only to float tolerance, so its rows stay apart."""
+    choice = result.model.details.get("attention")
+    return str(choice) if choice not in (None, "auto") else None
+
+
 def _settings(results: list[CellResult]) -> dict[str, Any]:
     """What sets these cells apart from a plain run: their limit and non-default options."""
     settings: dict[str, Any] = {}
@@ -230,6 +245,8 @@ def _settings(results: list[CellResult]) -> dict[str, Any]:
         settings["limit"] = results[0].limit
     if results[0].train_limit is not None:
         settings["train_limit"] = results[0].train_limit
+    if forced_attention(results[0]) is not None:
+        settings["attention"] = forced_attention(results[0])
     options = {}
     for result in results:
         changed = non_default_options(result.task.name, result.task.options)

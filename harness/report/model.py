@@ -201,7 +201,7 @@ def settings_text(row: Row, tasks: list[str] | None = None) -> str:
     """What sets a row apart from a plain run: limits, and the options of ``tasks``."""
     parts = [
         f"{key.replace('_', ' ')} {row.settings[key]}"
-        for key in ("limit", "train_limit")
+        for key in ("limit", "train_limit", "attention")
         if key in row.settings
     ]
     for task, options in sorted(row.settings.get("options", {}).items()):

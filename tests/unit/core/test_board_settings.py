@@ -112,3 +112,23 @@ def test_overwrite_replaces_a_task_s_options_in_the_row(tiny_bert, tmp_path):
     outcome = grid(tiny_bert, tmp_path, leaderboard=board, task_args=other, overwrite=True)
     (row,) = outcome.leaderboard.rows
     assert row.settings["options"]["locality_symmetry"]["length"] == 12
+
+
+def test_a_forced_attention_path_is_its_own_row_and_compare_still_pairs_it(tiny_bert, tmp_path):
+    """``--model-arg attention=eager`` agrees with the default only to float tolerance:
+    its row stays apart and says so, and compare matches it with the default row."""
+    from posharness.board_views import to_markdown
+    from posharness.compare import compare_files
+
+    board = tmp_path / "board.json"
+    grid(tiny_bert, tmp_path, leaderboard=board)
+    forced = grid(tiny_bert, tmp_path, leaderboard=board, model_args={"attention": "eager"})
+    rows = forced.leaderboard.rows
+    assert sorted(str(r.settings.get("attention")) for r in rows) == ["None", "eager"]
+    assert "attention eager" in to_markdown(forced.leaderboard)
+    other = tmp_path / "eager.json"
+    grid(tiny_bert, tmp_path / "e", leaderboard=other, model_args={"attention": "eager"})
+    default = tmp_path / "default.json"
+    grid(tiny_bert, tmp_path / "d", leaderboard=default)
+    (pair,) = compare_files(default, other)
+    assert pair.b.settings.get("attention") == "eager" and "attention" not in pair.a.settings
