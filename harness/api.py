@@ -36,7 +36,7 @@ class Evaluation:
     """What one :func:`evaluate` call produced."""
 
     cells: list[CellOutcome]  # every cell of the grid, run now or finished before
-    leaderboard: Leaderboard | None  # None when the grid was empty
+    leaderboard: Leaderboard | None  # None when the grid was empty (or not the main process)
     leaderboard_path: Path | None
     merged: bool  # the leaderboard already existed and this run was added to it
     summaries: list[Path]  # cross-mode and cross-task views (tables, figures)
@@ -86,6 +86,7 @@ def evaluate(
     the leaderboard and summaries of the others are written.
     """
     from posharness.cache import default_cache_dir
+    from posharness.distributed import is_main_process
     from posharness.errors import CellsFailed
     from posharness.planning import RunConfig, parse_batch_size
     from posharness.runner import run
@@ -123,7 +124,7 @@ def evaluate(
         if failed.outcomes:
             _record(failed.outcomes, board_path, config.output_dir, overwrite, progress)
         raise
-    if not outcomes:
+    if not outcomes or not is_main_process():  # under a launch, the main process records
         return Evaluation(outcomes, None, None, False, [])
     return _record(outcomes, board_path, config.output_dir, overwrite, progress)
 

@@ -4,6 +4,9 @@ Sorting by length means each batch pads only to its own longest member, which is
 most of the speed over fixed-length padding comes from. Longest batches go first so that
 an out-of-memory error shows at once; with ``batch_size="auto"`` the batch is halved and
 retried instead of failing.
+
+Under a data-parallel launch the same batches are shared among the processes and every
+process still yields every batch, in this order (``data_parallel.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from posharness.adapter import EncoderBatch, EncoderOutput, Mode, ModelAdapter, TokenizedText
+from posharness.distributed import launched
 from posharness.faults import kill_point
 
 AUTO = "auto"  # batch size chosen by the encoder: halves on out-of-memory
@@ -95,6 +99,11 @@ class BatchedEncoder:
             if self.sort_by_length
             else list(range(len(items)))
         )
+        if launched():  # the same batches, shared among the launch's processes
+            from posharness.data_parallel import encode_across_processes
+
+            yield from encode_across_processes(self, items, order, on_progress)
+            return
         start = 0
         while start < len(order):
             indices = order[start : start + self.batch_size]

@@ -8,6 +8,11 @@ killed run leaves no half-written entry and two processes writing the same key a
 both end with a complete file (one writer's, whole). No lock is needed: a
 reader has the old file or the new one open, never a mix, and an entry removed between
 the existence check and the read is a miss, not an error.
+
+Under a data-parallel launch the main process alone writes and removes entries, and it
+alone answers whether an entry is there (``distributed.main_decides``): every process
+then takes the same branch — read, or compute together — even while the main process is
+writing the entry the others are about to ask for.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from posharness.distributed import is_main_process, main_decides
 from posharness.errors import CacheError, OutputError
 from posharness.hashing import hash_obj
 from posharness.io import atomic_target
@@ -69,7 +75,7 @@ class FeatureCache:
         if self.root is None:
             return None
         path = self.path(key, kind)
-        if not path.exists():
+        if not main_decides(path.exists):
             return None
         from safetensors import SafetensorError
         from safetensors.torch import load_file
@@ -86,7 +92,7 @@ class FeatureCache:
 
     def load_meta(self, key: str, kind: str) -> dict[str, Any] | None:
         """The JSON metadata saved with an entry (None when absent or caching is off)."""
-        if self.root is None or not self.path(key, kind).exists():
+        if self.root is None or not main_decides(self.path(key, kind).exists):
             return None
         from safetensors import SafetensorError, safe_open
 
@@ -105,7 +111,7 @@ class FeatureCache:
 
     def remove(self, key: str, kind: str) -> None:
         """Drop one entry, e.g. a checkpoint no result refers to any more."""
-        if self.root is not None:
+        if self.root is not None and is_main_process():
             self.path(key, kind).unlink(missing_ok=True)
 
     def save(

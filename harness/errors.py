@@ -71,6 +71,11 @@ class PlanProblems(PosharnessError):
         Exception.__init__(self, "\n".join(lines))
 
 
+class DistributedLaunchError(PosharnessError):
+    """A data-parallel launch (``accelerate launch``, ``torchrun``) that cannot run as
+    asked: accelerate missing, or combined with ``--executor ray``."""
+
+
 class CellsFailed(PosharnessError):
     """Cells that failed on a distributed executor (a worker died, a task raised) while
     the others finished: the finished ones are in ``outcomes`` (and on the leaderboard);

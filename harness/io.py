@@ -7,7 +7,8 @@ reader — or a killed run picked up again — never sees half a file. A read-mo
 that other processes may do at the same moment (a leaderboard merge, a cell's group of
 files) holds the target's lock, :func:`exclusive` or :func:`claimed`. Every JSON-lines
 reader goes through :func:`json_object_lines`, so a broken line is one message of the
-form ``FILE:LINE: what is wrong: what to do``.
+form ``FILE:LINE: what is wrong: what to do``. Under a data-parallel launch only the
+main process writes through :func:`atomic_target` (``distributed.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from posharness.distributed import is_main_process
 from posharness.errors import DataError, OutputError
 from posharness.faults import kill_point
 
@@ -95,7 +97,15 @@ def _alive(pid: int) -> bool:
 @contextmanager
 def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iterator[Path]:
     """A temporary path beside ``path`` to write to; renamed onto ``path`` on success,
-    removed on failure. ``hint`` ends the one-line error when the folder is not writable."""
+    removed on failure. ``hint`` ends the one-line error when the folder is not writable.
+
+    Under a data-parallel launch only the main process writes: the others are given a
+    scratch file outside every output folder, deleted afterwards, so callers need not
+    know about the launch (docs/data_parallel.md)."""
+    if not is_main_process():
+        with _discarded_write(path) as scratch:
+            yield scratch
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, name = tempfile.mkstemp(
@@ -118,6 +128,19 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def _discarded_write(path: Path) -> Iterator[Path]:
+    """Where a process other than a launch's main one writes ``path``'s content: a
+    private scratch file, removed when the block ends."""
+    handle, name = tempfile.mkstemp(prefix=f"posharness-discarded-{path.name}.", suffix=".tmp")
+    os.close(handle)
+    scratch = Path(name)
+    try:
+        yield scratch
+    finally:
+        scratch.unlink(missing_ok=True)
 
 
 def check_writable_file(path: Path, option: str) -> None:

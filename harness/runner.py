@@ -11,12 +11,18 @@ result), and the finished check is repeated under it: of two runs given the same
 one computes it and the other reads its result, so the cell's examples, figures and
 result all come from one computation. A run first takes the cells nobody holds and only
 then waits for the ones another run was computing.
+
+Under a data-parallel launch (``accelerate launch``, ``torchrun``) the processes of the
+launch are one run: each plans the grid, the main process alone takes the locks, reads
+what is finished and writes, and every process computes every pending cell with it,
+sharing its batches (docs/data_parallel.md).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -24,6 +30,8 @@ from typing import Any, Protocol
 from posharness.adapter import ShowsProgress
 from posharness.cache import FeatureCache
 from posharness.device import device_type, resolve_device
+from posharness.distributed import is_main_process, join, launched, main_decides, process_device
+from posharness.errors import DistributedLaunchError, PosharnessError
 from posharness.flags import degenerate_flags
 from posharness.hashing import remember_file_hashes_in
 from posharness.io import atomic_write_text, claimed, exclusive, sweep_stale_temporaries
@@ -73,6 +81,12 @@ class SilentReporter:
 
 
 def finished_result(cell: Cell) -> CellResult | None:
+    """The cell's finished result on disk, if any. Under a data-parallel launch the main
+    process reads it and every process gets its answer, so all agree on what is pending."""
+    return main_decides(lambda: _read_finished(cell))
+
+
+def _read_finished(cell: Cell) -> CellResult | None:
     if not cell.path.exists():
         return None
     try:
@@ -90,16 +104,24 @@ def run(
     """Plan, skip finished cells, execute the rest. ``admit`` sees the planned cells
     before any runs and may refuse them (the API checks the target leaderboard there)."""
     reporter = reporter or SilentReporter()
-    device = resolve_device(config.device)
+    device = process_device(resolve_device(config.device))
+    if launched() and config.executor == "ray":
+        raise DistributedLaunchError(
+            "--executor ray under accelerate launch/torchrun: Ray places whole cells itself; "
+            "start `posharness run --executor ray` without the launcher, or drop --executor ray"
+        )
+    join(device)  # under a launch: the process group, through accelerate
     if config.cache_dir is not None:
         remember_file_hashes_in(config.cache_dir / "file-hashes")
     cells = plan(config, device, reporter.progress)
     # A run killed by SIGKILL leaves its temporaries behind; this run removes them.
     for folder in (config.output_dir, config.cache_dir):
-        if folder is not None:
+        if folder is not None and is_main_process():
             sweep_stale_temporaries(folder)
     if admit is not None:
-        admit(cells)
+        refusal = main_decides(lambda: _refusal(admit, cells))
+        if refusal is not None:
+            raise refusal
     cache = FeatureCache(config.cache_dir)
     outcomes = []
     todo = []
@@ -115,13 +137,13 @@ def run(
     started = _Counter(len(todo))
     busy = []  # cells another process was computing when this one came to them
     for cell in todo:
-        with claimed(cell.path, what=_lock_name(cell)) as held:
+        with _cell_lock(cell, wait=False) as held:
             if held:
                 outcomes.append(_run_held(cell, config, device, cache, reporter, started))
             else:
                 busy.append(cell)
     for cell in busy:
-        with exclusive(cell.path, timeout=None, what=_lock_name(cell)):
+        with _cell_lock(cell, wait=True):
             outcomes.append(_run_held(cell, config, device, cache, reporter, started))
     order = {id(c): i for i, c in enumerate(cells)}
     return sorted(outcomes, key=lambda o: order[id(o.cell)])
@@ -169,6 +191,31 @@ class _Counter:
 
 def _lock_name(cell: Cell) -> str:
     return f"cell {cell.label}"
+
+
+@contextmanager
+def _cell_lock(cell: Cell, *, wait: bool) -> Iterator[bool]:
+    """The cell's lock, taken now if free (``wait=False``, yields whether it is held) or
+    waited for. Under a data-parallel launch the main process alone takes it and every
+    process follows its answer: the processes of one launch compute a cell together."""
+    if not is_main_process():
+        yield main_decides(lambda: False)
+        return
+    if wait:
+        with exclusive(cell.path, timeout=None, what=_lock_name(cell)):
+            yield main_decides(lambda: True)
+        return
+    with claimed(cell.path, what=_lock_name(cell)) as held:
+        yield main_decides(lambda: held)
+
+
+def _refusal(admit: Callable[[list[Cell]], None], cells: list[Cell]) -> PosharnessError | None:
+    """``admit``'s refusal as a value, so it can be handed to every process of a launch."""
+    try:
+        admit(cells)
+    except PosharnessError as refused:
+        return refused
+    return None
 
 
 def _run_held(

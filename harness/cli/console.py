@@ -73,7 +73,11 @@ def evaluate_with_progress(**arguments) -> None:
     """:func:`posharness.evaluate` with bars on stderr and the outcome on stdout."""
     from posharness import board_views as views
     from posharness.api import evaluate
+    from posharness.distributed import is_main_process
 
+    if not is_main_process():  # under a launch the main process shows the run
+        evaluate(**arguments)
+        return
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

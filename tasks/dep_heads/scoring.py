@@ -129,16 +129,21 @@ class HeadCounts:
 
     def save(self, path: Path) -> Path:
         """The raw counts, so a new selection rule never needs the model again."""
-        np.savez_compressed(
-            path,
-            labels=np.array(self.labels, dtype=str),
-            correct=self.correct,
-            arcs=self.arcs,
-            distance=self.distance,
-            offset_hits=self.offset_hits,
-            offsets=np.array(OFFSETS),
-            directions=np.array(DIRECTIONS, dtype=str),
-        )
+        from posharness.io import atomic_target
+
+        # Through atomic_target like every output: whole or absent, and written by the
+        # main process only under a data-parallel launch.
+        with atomic_target(path) as tmp, tmp.open("wb") as handle:
+            np.savez_compressed(
+                handle,
+                labels=np.array(self.labels, dtype=str),
+                correct=self.correct,
+                arcs=self.arcs,
+                distance=self.distance,
+                offset_hits=self.offset_hits,
+                offsets=np.array(OFFSETS),
+                directions=np.array(DIRECTIONS, dtype=str),
+            )
         return path
 
 

@@ -13,6 +13,14 @@ CUDA, and a fixed seed for the head, dropout and batch order.
 After every epoch the model is scored on the selection split; the best epoch's weights
 are kept (copied to CPU) and restored at the end, which is what "best dev checkpoint"
 means in Chen et al. App. A.3 and in GLUE fine-tuning generally.
+
+Under a data-parallel launch (``accelerate launch``, ``torchrun``) the model trains as
+DDP through accelerate. Each process takes every W-th example of each batch of the
+single-process run, padded to that batch's width, and its loss is its examples' summed
+loss times W / B: DDP's average of the processes' gradients is then the gradient of the
+batch's mean loss, as in one process, up to the order of the float sums. Evaluation
+batches are shared and gathered back in file order on every process, so every process
+scores, keeps and restores the same epoch (docs/data_parallel.md).
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ from torch import nn
 
 from posharness.adapter import TokenizedText
 from posharness.batching import length_sorted_order, pad_batch
+from posharness.data_parallel import (
+    gathered_in_order,
+    share_of_this_process,
+    split_among_processes,
+)
+from posharness.distributed import launched, process_device, world_size
 from posharness.faults import kill_point
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
@@ -88,18 +102,25 @@ def predict(
     regression: bool,
     autocast: bool = False,
 ) -> np.ndarray:
-    """Class ids (or scores) for every example, longest batches first, in file order."""
+    """Class ids (or scores) for every example, longest batches first, in file order.
+
+    Under a data-parallel launch each process predicts every W-th batch and every
+    process gets all of them back."""
     model.eval()
     order = length_sorted_order([len(item) for item in split.items])
     out = np.zeros(len(split), dtype=np.float32 if regression else np.int64)
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    predicted = []
     with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            indices = order[start : start + batch_size]
+        for k in share_of_this_process(len(batches)):
+            indices = batches[k]
             logits = _forward(
                 model, [split.items[i] for i in indices], pad_token_id, device, autocast
             )
             values = logits[:, 0].float() if regression else logits.argmax(dim=-1)
-            out[indices] = values.cpu().numpy()
+            predicted.append((indices, values.cpu().numpy()))
+    for indices, values in gathered_in_order(predicted):
+        out[indices] = values
     return out
 
 
@@ -109,8 +130,9 @@ def _forward(
     pad_token_id: int,
     device: str,
     autocast: bool,
+    pad_to: int | None = None,
 ) -> torch.Tensor:
-    batch = pad_batch(items, pad_token_id).to(device)
+    batch = pad_batch(items, pad_token_id, pad_to).to(device)
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
         return model(batch.input_ids, batch.attention_mask, batch.token_type_ids)
 
@@ -165,6 +187,7 @@ def fine_tune(
     """Train on ``train``, keep the epoch that scores best on ``select``, predict ``others``."""
     from transformers import get_linear_schedule_with_warmup
 
+    device = process_device(device)  # plain "cuda" is this process's GPU under a launch
     torch.manual_seed(settings.seed)
     model = build().to(device)
     autocast = bf16 and device.startswith("cuda")
@@ -177,6 +200,7 @@ def fine_tune(
     loss_fn: nn.Module = nn.MSELoss() if regression else nn.CrossEntropyLoss()
     labels = torch.as_tensor(train.labels)
     lengths = [len(item) for item in train.items]
+    parallel = _DataParallelTraining(model, optimizer, device) if launched() else None
     epochs: list[dict[str, float]] = []
     best: tuple[float, int, dict[str, torch.Tensor], np.ndarray] | None = None
     seconds, seen = 0.0, 0
@@ -185,18 +209,23 @@ def fine_tune(
         clock = time.perf_counter()
         loss_sum, batches = 0.0, 0
         for indices in epoch_batches(lengths, settings.batch_size, settings.seed, epoch):
-            logits = _forward(
-                model, [train.items[i] for i in indices], pad_token_id, device, autocast
-            )
-            target = labels[indices].to(device)
-            if regression:
-                loss = loss_fn(logits[:, 0].float(), target.float())
+            if parallel is None:
+                logits = _forward(
+                    model, [train.items[i] for i in indices], pad_token_id, device, autocast
+                )
+                target = labels[indices].to(device)
+                if regression:
+                    loss = loss_fn(logits[:, 0].float(), target.float())
+                else:
+                    loss = loss_fn(logits.float(), target)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_norm)
+                optimizer.step()
             else:
-                loss = loss_fn(logits.float(), target)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip_norm)
-            optimizer.step()
+                loss = parallel.step(train, labels, indices, regression, pad_token_id, autocast)
+                parallel.accelerator.clip_grad_norm_(model.parameters(), settings.clip_norm)
+                parallel.optimizer.step()
             scheduler.step()
             kill_point("train-step")
             loss_sum += float(loss.detach())
@@ -204,6 +233,8 @@ def fine_tune(
             seen += len(indices)
             if progress is not None:
                 progress(len(indices))
+        if parallel is not None:  # each process holds its parts of the batch means
+            loss_sum = parallel.mean_over_processes(loss_sum)
         seconds += time.perf_counter() - clock
         predicted = predict(
             model, select, pad_token_id, device, eval_batch_size, regression, autocast
@@ -221,4 +252,70 @@ def fine_tune(
         predictions[split.name] = predict(
             model, split, pad_token_id, device, eval_batch_size, regression, autocast
         )
+    if parallel is not None:
+        parallel.accelerator.free_memory()  # drops its references to the DDP wrapper
     return RunOutcome(epochs, best_epoch, predictions, seconds, seen, state)
+
+
+class _DataParallelTraining:
+    """The model as DDP and the optimizer, prepared by accelerate for this launch.
+
+    Batches are ours, not a prepared DataLoader's: a prepared loader either gives each
+    process whole batches, so the global batch becomes W times the single-process one,
+    or (``split_batches``) needs a batch size divisible by W and completes an uneven last
+    batch with examples from the start (``even_batches``); both change the gradients.
+    The scheduler is not prepared either: it steps once per global batch, as in one
+    process, where a prepared one steps W times per step unless batches are split.
+    """
+
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, device: str) -> None:
+        from accelerate import Accelerator, DistributedDataParallelKwargs
+
+        self.accelerator = Accelerator(
+            cpu=not device.startswith("cuda"),
+            mixed_precision="no",  # bf16 stays our own autocast, as in one process
+            gradient_accumulation_steps=1,
+            # A positional-mode classifier leaves the query/key projections without
+            # gradient; DDP must be told some parameters may get none.
+            kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)],
+        )
+        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
+        self.device = device
+
+    def step(
+        self,
+        train: EncodedSplit,
+        labels: torch.Tensor,
+        indices: list[int],
+        regression: bool,
+        pad_token_id: int,
+        autocast: bool,
+    ) -> torch.Tensor:
+        """Forward and backward of this process's part of one batch; its loss returned.
+
+        The loss is the part's summed loss times W / B, so that DDP's mean over the
+        processes is the batch's mean loss. A process left without an example (a batch
+        smaller than the launch) runs one with weight zero: DDP needs every process in
+        the gradient average.
+        """
+        mine, scale = split_among_processes(indices), world_size() / len(indices)
+        if not mine:
+            mine, scale = list(indices[:1]), 0.0
+        width = max(len(train.items[i]) for i in indices)  # the single-process padding
+        items = [train.items[i] for i in mine]
+        logits = _forward(self.model, items, pad_token_id, self.device, autocast, width)
+        target = labels[mine].to(self.device)
+        if regression:
+            summed = nn.functional.mse_loss(logits[:, 0].float(), target.float(), reduction="sum")
+        else:
+            summed = nn.functional.cross_entropy(logits.float(), target, reduction="sum")
+        loss = summed * scale
+        self.optimizer.zero_grad(set_to_none=True)
+        self.accelerator.backward(loss)
+        return loss
+
+    def mean_over_processes(self, value: float) -> float:
+        """The mean of the processes' ``value``: for an epoch's summed losses, whose
+        parts are scaled by W, the sum of the batches' mean losses."""
+        local = torch.tensor(value, dtype=torch.float64, device=self.accelerator.device)
+        return float(self.accelerator.reduce(local, reduction="mean"))

@@ -92,6 +92,10 @@ class SentenceFeatureStore:
                     self._index.setdefault(key.tobytes(), (path, row))
         return self._index
 
+    def reload(self) -> None:
+        """Forget the index; the next read lists the chunk files again."""
+        self._index = None
+
     def missing(self, sentences: Sequence[str]) -> list[str]:
         """Sentences not in the store, each once, in first-seen order."""
         index = self.index()
@@ -161,8 +165,14 @@ def encode_missing(
     pooling: str,
     progress: Callable[[int], None] | None = None,
 ) -> EncodeLog:
-    """Encode the sentences the store lacks, ``CHUNK`` at a time, and add them."""
-    todo = store.missing(sentences)
+    """Encode the sentences the store lacks, ``CHUNK`` at a time, and add them.
+
+    Under a data-parallel launch the main process says what is missing and alone writes
+    the chunks; the others wait for them and read the store again afterwards.
+    """
+    from posharness.distributed import launched, main_decides, wait_for_everyone
+
+    todo = main_decides(lambda: store.missing(sentences))
     log = EncodeLog(encoded=len(todo), reused=len(set(sentences)) - len(todo))
     for start in range(0, len(todo), CHUNK):
         chunk = todo[start : start + CHUNK]
@@ -176,4 +186,7 @@ def encode_missing(
                 target[indices] = values
         assert layers is not None
         store.add(chunk, layers)
+    if launched():
+        wait_for_everyone()  # the main process's chunks are in place
+        store.reload()
     return log
