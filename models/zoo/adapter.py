@@ -175,10 +175,12 @@ def random_checkpoint(
     never share a cached initialisation.
     """
     import hashlib
+    import shutil
 
     import torch
     from transformers.utils import logging as hf_logging
 
+    from posharness.io import temporary_tag
     from posharness.models.zoo.encoder import PEModel, config_for
 
     hf_logging.disable_progress_bar()
@@ -194,10 +196,18 @@ def random_checkpoint(
         return folder
     torch.manual_seed(seed)
     model = PEModel(config)
-    staging = folder.with_name(folder.name + ".tmp")
+    # A staging folder of this process's own (tagged, so a killed run's is swept): two
+    # runs or two ranks of a launch making the same initialisation never write into one
+    # folder; the first rename wins and the other's identical copy is dropped.
+    staging = root / f".{temporary_tag()}{folder.name}"
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
-    staging.rename(folder)
+    try:
+        staging.rename(folder)
+    except OSError:
+        if not (folder / "config.json").is_file():
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
     return folder
 
 

@@ -108,3 +108,27 @@ def test_pretrain_takes_options_and_refuses_to_resume_with_others(
     assert "expected a number" in one_line_error(capsys)
     assert cli(*args, "--bf16") == 2
     assert "--bf16 is bfloat16 autocast on CUDA" in one_line_error(capsys)
+
+
+def test_two_processes_making_one_initialisation_both_end_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process (a concurrent run, a rank of a launch) finishes the same untrained
+    checkpoint first: this one's rename fails, its copy is dropped, and both use the one
+    folder; nothing is left in the cache but that folder."""
+    import shutil
+
+    from posharness.model_spec import LoadOptions
+    from posharness.models.zoo.adapter import random_checkpoint
+
+    original = Path.rename
+
+    def beaten_to_it(self: Path, target: Path) -> Path:
+        shutil.copytree(self, target)  # the other process's identical copy lands first
+        return original(self, target)
+
+    monkeypatch.setattr(Path, "rename", beaten_to_it)
+    options = LoadOptions(device="cpu", cache_dir=tmp_path / "cache")
+    folder = random_checkpoint("bert-a", "tiny", 0, None, options)
+    assert (folder / "config.json").is_file()
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]
