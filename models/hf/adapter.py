@@ -45,10 +45,8 @@ from posharness.models.hf.vocabulary import whole_word_vocabulary
 
 ATTN_IMPLEMENTATION = "eager"  # what transformers loads; part of the fingerprint
 DTYPES = ("float32", "bfloat16", "float16")
-REFERENCE_KIND = "reference-attention-inputs"
 LAYER_KEYS = ("num_hidden_layers", "n_layers", "num_layers", "n_layer")
 HEAD_KEYS = ("num_attention_heads", "n_heads", "num_heads", "n_head")
-REFERENCE_BATCH = 8
 
 
 def _first_int(config: dict[str, Any], *names: str) -> int:
@@ -86,7 +84,7 @@ class HFEncoderAdapter:
         config = self.config_dict
         self.num_layers = _first_int(config, *LAYER_KEYS)
         self.num_heads = _first_int(config, *HEAD_KEYS)
-        self._cache_dir = options.cache_dir
+        self.cache_dir = options.cache_dir  # where the reference statistics are cached
         self._options = options
         self.attention = attention_choice(dict(options.model_args).get(ATTENTION_KEY))
         self.decomposition = self._decomposition(options)
@@ -341,50 +339,12 @@ class HFEncoderAdapter:
         self._progress = progress
 
     def reference_statistics(self, layout: ReferenceLayout) -> Any:
-        """Mean attention inputs per layer and position over the packed reference corpus."""
-        import torch
-
-        from posharness.cache import FeatureCache
-        from posharness.models.decompose.family import Reference
-        from posharness.models.decompose.reference import mean_attention_inputs, pack_sequences
+        """Mean attention inputs per layer and position over the packed reference corpus
+        (``reference_statistics.py``), cached per checkpoint and corpus."""
+        from posharness.models.hf.reference_statistics import mean_inputs_over_corpus
 
         assert self.decomposition is not None
-        family = self.decomposition.family
-        model, tokenizer = self.model, self.tokenizer
-
-        def compute() -> dict[str, Any]:
-            frame = len(self.wrap_token_ids([]))
-            sequences = pack_sequences(
-                layout.corpus,
-                lambda lines: tokenizer(lines, add_special_tokens=False)["input_ids"],
-                lambda ids: self.wrap_token_ids(ids).input_ids,
-                frame,
-                layout.length,
-                layout.sequences,
-            )
-            label = f"reference statistics over {layout.corpus.path.name}"
-            advance = self._progress(label, len(sequences)) if self._progress else None
-            inputs = mean_attention_inputs(
-                model,
-                family.query_inputs(model),
-                torch.tensor(sequences),
-                REFERENCE_BATCH,
-                advance=advance,
-            )
-            return {f"layer{i:03d}": t for i, t in enumerate(inputs)}
-
-        cache = FeatureCache(self._cache_dir)
-        key = cache.key(
-            self.fingerprint(),
-            str(Mode.BOTH),
-            layout.corpus.content_hash,
-            REFERENCE_KIND,
-            extra={"sequences": layout.sequences, "length": layout.length},
-        )
-        tensors = cache.get_or_compute(key, REFERENCE_KIND, compute, meta={"corpus": layout.label})
-        device = next(model.parameters()).device
-        inputs = [tensors[name].to(device) for name in sorted(tensors)]
-        return Reference(inputs, layout.label, layout.corpus.content_hash)
+        return mean_inputs_over_corpus(self, self.decomposition.family, layout, self._progress)
 
     def positional_scores(self, length: int) -> Any:
         if self.decomposition is None:

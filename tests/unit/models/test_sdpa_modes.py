@@ -23,6 +23,7 @@ from posharness.models.decompose.paths import attention_choice, resolve_path
 from posharness.models.hf.builders import build_hf
 from posharness.models.zoo.encoder import NAMED_MODELS, PEModel, config_for, mode_support
 from posharness.results import ModeInfo
+from tests.unit.models.decompose.test_decompose_deberta import deberta_v1
 from tests.unit.models.hf.test_hf_families import KINDS, write_checkpoint
 from tests.unit.models.hf.test_hf_modes import SENTENCES, write_corpus
 
@@ -31,13 +32,7 @@ WITH_WEIGHTS = frozenset({HIDDEN, ATTENTIONS})
 FAMILIES = ["bert", *KINDS, "deberta"]  # the eleven families, DeBERTa v1 and v2
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest on one CPU thread (threads only contend at this size)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
 
 @pytest.fixture()
@@ -61,28 +56,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def write_deberta_v1(folder: Path, tokenizer_from: Path, **settings: object) -> Path:
     """DeBERTa v1 (fused in_proj, query/value biases) in the tokenizer of the tiny BERT."""
-    from transformers import DebertaConfig, DebertaModel
-
     torch.manual_seed(0)
-    config = DebertaConfig(
-        vocab_size=json.loads((tokenizer_from / "config.json").read_text())["vocab_size"],
-        pad_token_id=0,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=37,
-        max_position_embeddings=64,
-        initializer_range=0.3,
-        relative_attention=True,
-        max_relative_positions=16,
-        pos_att_type=["c2p", "p2c"],
-        **settings,
-    )
-    model = DebertaModel(config)
-    with torch.no_grad():  # v1 initialises these biases to zero: exercise them
-        for layer in model.encoder.layer:
-            layer.attention.self.q_bias.normal_(0, 0.5)
-            layer.attention.self.v_bias.normal_(0, 0.5)
+    vocab = json.loads((tokenizer_from / "config.json").read_text())["vocab_size"]
+    model = deberta_v1(vocab_size=vocab, pad_token_id=0, **settings)
     model.save_pretrained(folder)
     for name in ("vocab.txt", "tokenizer.json", "special_tokens_map.json", "tokenizer_config.json"):
         if (tokenizer_from / name).exists():

@@ -32,7 +32,8 @@ def _v2(**overrides):
     return DebertaV2Model(DebertaV2Config(**settings))
 
 
-def _v1(**overrides):
+def deberta_v1(**overrides):
+    """A tiny DeBERTa v1 with nonzero query/value biases (shared with test_sdpa_modes.py)."""
     from transformers import DebertaConfig, DebertaModel
 
     settings = dict(
@@ -68,8 +69,8 @@ CONFIGS = {
     "v2-unshared": lambda: _v2(
         pos_att_type=["c2p", "p2c"], max_relative_positions=16, share_att_key=False
     ),
-    "v1": lambda: _v1(),
-    "v1-talking-heads": lambda: _v1(talking_head=True),
+    "v1": lambda: deberta_v1(),
+    "v1-talking-heads": lambda: deberta_v1(talking_head=True),
 }
 
 

@@ -11,8 +11,8 @@ from posharness.adapter import ATTENTIONS, HIDDEN, Mode, mode_identity
 from posharness.batching import pad_batch
 from posharness.errors import DataError, OptionError, UnsupportedModeError
 from posharness.model_spec import LoadOptions
-from posharness.models.hf.adapter import REFERENCE_KIND
 from posharness.models.hf.builders import build_hf
+from posharness.models.hf.reference_statistics import REFERENCE_KIND
 from tests.conftest import WORDS
 
 SENTENCES = ["a man plays the guitar on stage", "the old dog runs in the park with a child"]

@@ -18,14 +18,7 @@ from posharness.models.pretrain.loop import (
 from posharness.models.pretrain.vocab import tokenizer_for
 from tests.unit.models.pretrain.test_pretrain_corpus import toy_corpus
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest, and identically, on one CPU thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
 
 @pytest.fixture(scope="module")

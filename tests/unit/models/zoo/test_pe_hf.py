@@ -23,13 +23,7 @@ from posharness.models.zoo.encoder import (
 VOCAB = 50
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest on one CPU thread (threads only contend at this size)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
 
 def batch() -> tuple[torch.Tensor, torch.Tensor]:

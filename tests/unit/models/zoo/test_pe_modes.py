@@ -19,13 +19,7 @@ ADDITIVE = [name for name in NAMED_MODELS if NAMED_MODELS[name]["scheme"] != "se
 WITH_POSITIONAL = [name for name in NAMED_MODELS if NAMED_MODELS[name]["scheme"] != "nope"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny models run fastest on one CPU thread (threads only contend at this size)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
 
 def tiny(name: str, **overrides: object) -> PEModel:
