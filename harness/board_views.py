@@ -45,6 +45,8 @@ def _mode_label(row: Row) -> str:
         label += f" · train limit {row.settings['train_limit']}"
     if "attention" in row.settings:
         label += f" · attention {row.settings['attention']}"
+    if "device" in row.settings:
+        label += f" · on {row.settings['device']}"
     for task, options in sorted(row.settings.get("options", {}).items()):
         label += " · " + ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
     return label

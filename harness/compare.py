@@ -91,8 +91,9 @@ def pair_rows(
     if _one_model_each(a_rows, b_rows):
         matchers.append(lambda r: "the one model")
     for identify in matchers:
-        # mode and limits must agree; a forced attention path (key[4]) may differ, since
-        # eager against SDPA is a comparison worth making
+        # mode and limits must agree; a forced attention path (key[4]) and the device kind
+        # (key[5]) may differ, since eager against SDPA and GPU against CPU are
+        # comparisons worth making
         b_index = {(identify(b), *b.key[1:4]): b for b in b_rows}
         pairs = [
             (a, b_index[key]) for a in a_rows if (key := (identify(a), *a.key[1:4])) in b_index

@@ -1,10 +1,12 @@
 """Leaderboards: one row per (model, mode, settings), one column per task metric, mean ± sd
 over seeds.
 
-A row's ``settings`` say what sets it apart from a plain run: ``limit`` (cells computed
-on at most that many examples) and ``options`` (task options that differ from the task's
-defaults). Rows with another limit are kept apart; a merge that would put one task's
-scores under two sets of options in one row is refused in one line.
+A row's ``settings`` say what sets it apart from a plain run: ``limit`` and
+``train_limit`` (cells computed or trained on at most that many examples), ``attention``
+(a forced attention path), ``device`` (a GPU or other accelerator rather than the CPU)
+and ``options`` (task options that differ from the task's defaults). Rows with other
+limits, path or device are kept apart; a merge that would put one task's scores under two
+sets of options in one row is refused in one line.
 
 A leaderboard is built from result files and saved as JSON (with ``schema_version``);
 each row keeps the paths of the results it came from, relative to the leaderboard, so
@@ -58,6 +60,10 @@ class Column(BaseModel):
         return f"{self.task}/{self.metric}"
 
 
+# What sets a row apart besides its task options, in the order tables name them.
+ROW_SETTINGS = ("limit", "train_limit", "attention", "device")
+
+
 class Row(BaseModel):
     model: str
     fingerprint: str
@@ -68,20 +74,23 @@ class Row(BaseModel):
     scores: dict[str, Score]  # column key → score
     results: list[str]  # result files, relative to the leaderboard file
     settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
+    # (the keys besides "options" are ROW_SETTINGS)
     # False on rows written before settings were recorded: their options are unknown, so
     # no merge can be refused for differing from them.
     settings_known: bool = False
     flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
 
     @property
-    def key(self) -> tuple[str, str, int | None, int | None, str | None]:
-        """Rows are the same row when model, mode, limits and attention choice agree."""
+    def key(self) -> tuple[str, str, int | None, int | None, str | None, str | None]:
+        """Rows are the same row when model, mode, limits, attention choice and device kind
+        agree."""
         return (
             self.fingerprint,
             self.mode,
             self.settings.get("limit"),
             self.settings.get("train_limit"),
             self.settings.get("attention"),
+            self.settings.get("device"),
         )
 
 
@@ -119,6 +128,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
             result.limit,
             result.train_limit,
             forced_attention(result),
+            accelerator(result),
         )
         groups[key].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
@@ -238,6 +248,13 @@ def forced_attention(result: CellResult) -> str | None:
     return str(choice) if choice not in (None, "auto") else None
 
 
+def accelerator(result: CellResult) -> str | None:
+    """The kind of device the cell ran on when it is not a CPU (``cuda``, ``mps``): its
+    kernels give numbers that agree with the CPU's only to float tolerance."""
+    kind = result.environment.device.split(":")[0]
+    return kind if kind != "cpu" else None
+
+
 def _settings(results: list[CellResult]) -> dict[str, Any]:
     """What sets these cells apart from a plain run: their limit and non-default options."""
     settings: dict[str, Any] = {}
@@ -247,6 +264,8 @@ def _settings(results: list[CellResult]) -> dict[str, Any]:
         settings["train_limit"] = results[0].train_limit
     if forced_attention(results[0]) is not None:
         settings["attention"] = forced_attention(results[0])
+    if accelerator(results[0]) is not None:
+        settings["device"] = accelerator(results[0])
     options = {}
     for result in results:
         changed = non_default_options(result.task.name, result.task.options)

@@ -238,6 +238,7 @@ def cell_identity(
     data: Any = None,
     positional_term: str | None = None,
     train_limit: int | None = None,
+    device: str = "cpu",
 ) -> str:
     """The hash of everything a cell's result depends on (tests/unit/core/
     test_cell_identity.py varies each input in turn)."""
@@ -258,7 +259,15 @@ def cell_identity(
         identity["limit_scope"] = "evaluation"
     if train_limit is not None:
         identity["train_limit"] = train_limit
+    if device_class(device) != "cpu":  # kernels differ: a GPU's numbers are not the CPU's
+        identity["device"] = device_class(device)
     return hash_obj(identity)[:16]
+
+
+def device_class(device: str) -> str:
+    """``cuda`` for ``cuda:1``: the kind of device, whose kernels decide the numbers (two
+    GPUs of one kind give the same ones, so the index is left out)."""
+    return device.split(":")[0]
 
 
 def plan(
@@ -298,7 +307,7 @@ def plan(
         raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
     cells = []
     dtype = resolve_dtype(config.dtype, device)
-    settings_suffix = result_suffix(config.limit, dtype, config.train_limit)
+    settings_suffix = result_suffix(config.limit, dtype, config.train_limit, device)
     for spec in specs:
         model = load_model(spec, options)
         for mode in modes:
@@ -323,6 +332,7 @@ def plan(
                         identity,
                         positional_term_identity(model, task),
                         config.train_limit,
+                        device,
                     )
                     folder = config.output_dir / spec.results_slug(config.model_args)
                     path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
@@ -365,14 +375,19 @@ def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, An
     return name, task, task_options, identity
 
 
-def result_suffix(limit: int | None, dtype: str, train_limit: int | None = None) -> str:
-    """What keeps a limited or half-precision cell's file apart from the full float32 one,
-    so neither overwrites the other's result (``__limit10``, ``__train500``, ``__bfloat16``)."""
+def result_suffix(
+    limit: int | None, dtype: str, train_limit: int | None = None, device: str = "cpu"
+) -> str:
+    """What keeps a limited, half-precision or GPU cell's file apart from the full float32
+    CPU one, so neither overwrites the other's result (``__limit10``, ``__train500``,
+    ``__bfloat16``, ``__cuda``)."""
     parts = [f"limit{limit}"] if limit is not None else []
     if train_limit is not None:
         parts.append(f"train{train_limit}")
     if dtype != "float32":
         parts.append(dtype)
+    if device_class(device) != "cpu":
+        parts.append(device_class(device))
     return "".join(f"__{part}" for part in parts)
 
 

@@ -162,6 +162,10 @@ def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
             return float(raw)
     except ValueError:
         raise OptionError(
-            f"--task-arg {task}.{key}={raw}: expected a {type(default).__name__}"
+            f"--task-arg {task}.{key}={raw}: expected {_KINDS[type(default)]} "
+            f"(the default is {default})"
         ) from None
     return str(raw)
+
+
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number"}

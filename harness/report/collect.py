@@ -309,7 +309,7 @@ def _how_made(board: lb.Leaderboard, found: list[Found]) -> tuple[str, ...]:
         finished = max(f.result.timings.finished_at for f in found)
         lines.setdefault(f"cells run {when(started)} – {when(finished)}", None)
     for row in board.rows:
-        for key in ("limit", "train_limit", "attention"):
+        for key in lb.ROW_SETTINGS:
             if key in row.settings:
                 lines.setdefault(f"{key.replace('_', ' ')} {row.settings[key]}", None)
         for task, options in sorted(row.settings.get("options", {}).items()):

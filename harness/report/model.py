@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.compare import MetricComparison, model_name
-from posharness.leaderboard import Column, Row, Score
+from posharness.leaderboard import ROW_SETTINGS, Column, Row, Score
 from posharness.results import CellResult
 
 ALPHA = 0.05  # a paired test's p below this marks a difference as significant
@@ -201,7 +201,7 @@ def settings_text(row: Row, tasks: list[str] | None = None) -> str:
     """What sets a row apart from a plain run: limits, and the options of ``tasks``."""
     parts = [
         f"{key.replace('_', ' ')} {row.settings[key]}"
-        for key in ("limit", "train_limit", "attention")
+        for key in ROW_SETTINGS
         if key in row.settings
     ]
     for task, options in sorted(row.settings.get("options", {}).items()):

@@ -17,7 +17,7 @@ from posharness.adapter import Mode, ModeSupport
 from posharness.errors import OptionError, PosharnessError
 from posharness.models.decompose.core import register_attention_function, set_modes, set_paths
 from posharness.models.decompose.family import Definition, Family, Reference, definition_named
-from posharness.models.decompose.paths import AUTO, EAGER, resolve_path
+from posharness.models.decompose.paths import ATTENTION_KEY, AUTO, EAGER, resolve_path
 from posharness.models.decompose.reference import (
     DEFAULT_SEQUENCES,
     ReferenceCorpus,
@@ -73,9 +73,8 @@ class Decomposition:
         known = known_model_args(family)
         for key in args:
             if key not in known:
-                raise OptionError(
-                    f"--model-arg {key}: {spec} ({family.name}) takes {', '.join(known)}"
-                )
+                takes = ", ".join([*known, ATTENTION_KEY])  # the path choice is read earlier
+                raise OptionError(f"--model-arg {key}: {spec} ({family.name}) takes {takes}")
         self.family = family
         self.attention = attention
         # Why this checkpoint can never fuse (DeBERTa v1 talking heads), read from its

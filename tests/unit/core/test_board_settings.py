@@ -132,3 +132,38 @@ def test_a_forced_attention_path_is_its_own_row_and_compare_still_pairs_it(tiny_
     grid(tiny_bert, tmp_path / "d", leaderboard=default)
     (pair,) = compare_files(default, other)
     assert pair.b.settings.get("attention") == "eager" and "attention" not in pair.a.settings
+
+
+def test_a_gpu_cell_is_its_own_row_and_compare_still_pairs_it(tmp_path):
+    """A cell run on a GPU agrees with the CPU's only to float tolerance (other kernels):
+    its row stays apart and says so in every table; the device index does not matter."""
+    from posharness.board_views import to_markdown
+    from posharness.compare import compare_files
+    from posharness.leaderboard import build, save
+    from posharness.results import Metric
+    from tests.result_factory import PLAIN_ENVIRONMENT, save_cell, synthetic_result
+
+    def board(name: str, *devices: str):
+        folder = tmp_path / name
+        results = []
+        for device in devices:
+            result = synthetic_result(
+                spec="m",
+                fingerprint="f",
+                task="t",
+                metrics={"score": Metric(value=0.5 if device == "cpu" else 0.5000001)},
+                cell_id=f"cell-{device}",
+                environment=PLAIN_ENVIRONMENT.model_copy(update={"device": device}),
+            )
+            results.append((save_cell(folder / device.replace(":", "-"), result), result))
+        made = build(results, name, tmp_path / f"{name}.json")
+        save(made, tmp_path / f"{name}.json")
+        return made
+
+    mixed = board("mixed", "cpu", "cuda:1")
+    assert sorted(str(r.settings.get("device")) for r in mixed.rows) == ["None", "cuda"]
+    assert "on cuda" in to_markdown(mixed)
+    board("cpu", "cpu")
+    board("gpu", "cuda:0")
+    (pair,) = compare_files(tmp_path / "cpu.json", tmp_path / "gpu.json")
+    assert pair.b.settings.get("device") == "cuda" and "device" not in pair.a.settings

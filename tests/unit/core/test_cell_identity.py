@@ -35,8 +35,8 @@ def config(tiny_bert: Path, tmp_path: Path, **overrides) -> RunConfig:
     return RunConfig(**values)
 
 
-def cell_id(tiny_bert: Path, tmp_path: Path, **overrides) -> str:
-    (cell,) = plan(config(tiny_bert, tmp_path, **overrides), "cpu")
+def cell_id(tiny_bert: Path, tmp_path: Path, device: str = "cpu", **overrides) -> str:
+    (cell,) = plan(config(tiny_bert, tmp_path, **overrides), device)
     return cell.cell_id
 
 
@@ -59,11 +59,16 @@ def test_every_input_the_result_depends_on_changes_the_cell_id(tiny_bert, tmp_pa
             }
         ),
         "no reference corpus": dict(model_args={}),
+        # a GPU's kernels give other float32 numbers than the CPU's (planning reads no
+        # weights, so a CPU-only machine can plan for one)
+        "device kind": dict(device="cuda", dtype="float32"),
     }
     ids = {name: cell_id(tiny_bert, tmp_path, **change) for name, change in varied.items()}
     for name, identity in ids.items():
         assert identity != base, f"changing the {name} left the cell id unchanged"
     assert len(set(ids.values())) == len(ids), "two different inputs share a cell id"
+    same_kind = cell_id(tiny_bert, tmp_path, device="cuda:1", dtype="float32")
+    assert same_kind == ids["device kind"]  # the kind, not the index
 
 
 def test_a_task_that_reads_no_positional_term_ignores_the_reference_corpus(tiny_bert, tmp_path):
@@ -105,3 +110,33 @@ def test_inputs_outside_the_identity_leave_the_result_unchanged(tiny_bert, tmp_p
     assert second.cell.cell_id == first.cell.cell_id
     assert second.result.metrics == first.result.metrics
     assert second.result.details == first.result.details
+
+
+def test_train_limit_task_version_and_data_content_change_the_cell_id(
+    tiny_bert, tmp_path, monkeypatch
+):
+    """The inputs the first test cannot vary on a synthetic task: the training cut, the
+    task's code version and the bytes of a dataset it reads."""
+    import dataclasses
+
+    from posharness.plugins import tasks as task_registry
+    from tests.unit.tasks.dep_heads.test_dep_heads_task import write_treebank
+
+    def dep_heads_id(treebank: Path, **overrides) -> str:
+        options = {"dep_heads": {"treebank": str(treebank), "figures": "false"}}
+        return cell_id(tiny_bert, tmp_path, tasks=["dep_heads"], task_args=options, **overrides)
+
+    treebank = write_treebank(tmp_path / "trees.conllu", sentences=4)
+    base = dep_heads_id(treebank)
+    assert dep_heads_id(treebank) == base  # planning is deterministic
+    ids = {"train limit": dep_heads_id(treebank, train_limit=5)}
+    write_treebank(treebank, sentences=5)  # same path, other bytes
+    ids["data content"] = dep_heads_id(treebank)
+    write_treebank(treebank, sentences=4)
+    task_class = task_registry.get("dep_heads")
+    newer = dataclasses.replace(task_class.spec, version=task_class.spec.version + "-next")
+    monkeypatch.setattr(task_class, "spec", newer)
+    ids["task version"] = dep_heads_id(treebank)
+    for name, identity in ids.items():
+        assert identity != base, f"changing the {name} left the cell id unchanged"
+    assert len(set(ids.values())) == len(ids), "two different inputs share a cell id"

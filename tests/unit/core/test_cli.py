@@ -226,7 +226,7 @@ def test_three_modes_give_three_cells_that_state_their_split(tmp_path, tiny_bert
             ["reference corpus /no/such.txt is not a file", "reference_corpus=FILE"],
         ),
         (["--model-arg", "absolute=nope"], ["absolute=nope", "tisa-mean-word"]),
-        (["--model-arg", "colour=red"], ["--model-arg colour", "reference_corpus"]),
+        (["--model-arg", "colour=red"], ["--model-arg colour", "reference_corpus", "attention"]),
         (["--model-arg", "oops"], ["KEY=VALUE"]),
     ],
 )

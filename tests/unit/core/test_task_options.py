@@ -1,0 +1,36 @@
+"""``--task-arg`` values are read as the type of the option's default; a value that does
+not parse says what was expected and what the default is, in words a user can act on."""
+
+from __future__ import annotations
+
+import pytest
+
+from posharness.errors import OptionError
+from posharness.task import TaskSpec, resolve_options
+
+SPEC = TaskSpec(
+    "demo", "1", "test", "a task with one option of each kind", "x",
+    defaults={"epochs": 3, "learning_rate": 2e-5, "figures": True, "pooling": "mean"},
+)  # fmt: skip
+
+
+def test_values_take_the_type_of_the_default():
+    given = {"epochs": "5", "learning_rate": "1e-4", "figures": "no", "pooling": "cls"}
+    options = resolve_options(SPEC, given)
+    assert options == {"epochs": 5, "learning_rate": 1e-4, "figures": False, "pooling": "cls"}
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "message"),
+    [
+        ("epochs", "abc", "--task-arg demo.epochs=abc: expected a whole number (the default is 3)"),
+        ("epochs", "2.5", "--task-arg demo.epochs=2.5: expected a whole number"),
+        ("learning_rate", "fast", "expected a number (the default is 2e-05)"),
+        ("figures", "maybe", "--task-arg demo.figures=maybe: expected true or false"),
+    ],
+)
+def test_a_value_that_does_not_parse_names_what_was_expected(key, raw, message):
+    with pytest.raises(OptionError) as caught:
+        resolve_options(SPEC, {key: raw})
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
