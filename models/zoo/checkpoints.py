@@ -119,9 +119,11 @@ def resolve_native(name: str, argument: str | None, options: LoadOptions) -> Pat
 def check_model_args(argument: str | None, options: LoadOptions) -> dict[str, str]:
     """The ``PEConfig`` options among the ``--model-arg``s, refused in one line when unknown
     or given with a checkpoint (whose config.json fixes them)."""
+    pe_args = {k: v for k, v in options.model_args if k not in NATIVE_ARGS}
+    if not pe_args:
+        return pe_args  # the option names live beside PEConfig, whose import costs seconds
     from posharness.models.zoo.encoder.options import GEOMETRY_KEYS, OPTION_TYPES
 
-    pe_args = {k: v for k, v in options.model_args if k not in NATIVE_ARGS}
     unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
     if unknown:
         raise OptionError(

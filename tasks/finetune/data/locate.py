@@ -155,10 +155,8 @@ def _locate_split(
     hub = spec.hub
     if hub is not None and split in hub.splits and hub_reachable():
         return HubSplit(hub, hub.splits[split])
-    looked = (
-        ", ".join(_shown(base / names[0] if len(names) == 1 else base, names) for base in bases)
-        or "nowhere (no --data-dir given)"
-    )
+    shown = ", ".join(_shown(base / names[0] if len(names) == 1 else base, names) for base in bases)
+    looked = f"looked for {shown}" if shown else "no --data-dir given"
     hub_note = ""
     if hub is not None and split in hub.splits:
         why = "is not tried in offline mode" if hub_offline() else "cannot be reached"
@@ -166,7 +164,7 @@ def _locate_split(
     wanted = names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
     argument = "FILE" if len(names) == 1 else "DIR"
     raise DataError(
-        f"{spec.name}: no {split} split found: looked for {looked}{hub_note}: get "
+        f"{spec.name}: no {split} split found: {looked}{hub_note}: get "
         f"{spec.title} from {spec.download_hint}, then pass --data-dir DIR holding "
         f"{spec.folder}/{wanted}, or --task-arg {spec.name}.{split}={argument}, or "
         f"--task-arg {spec.name}.path=DIR"

@@ -4,6 +4,7 @@ suggestion below is executed, not only read."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -193,3 +194,27 @@ def test_long_phases_have_labelled_progress(tmp_path: Path, tiny_bert: Path) -> 
     names = [label for label, _ in labels]
     assert ("checking task data", 2) in labels
     assert "reference statistics over english.txt" in names
+
+
+def test_the_headline_command_fails_without_importing_any_model_code(tmp_path: Path) -> None:
+    """What keeps the complete list of problems within seconds: no model's code (the zoo's
+    encoder, transformers' modelling) is imported to find that none can run. Checked by
+    what was imported, not by a clock."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from posharness.cli import main\n"
+        "try:\n"
+        "    main(['run', '--model', 'tupe-r', '--tasks', 'glue,shuffle_sr', '--no-cache',\n"
+        f"          '--output-dir', {str(tmp_path / 'results')!r}])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "heavy = ('posharness.models.zoo.encoder', 'transformers.modeling_utils')\n"
+        "print('imported', [m for m in heavy if m in sys.modules])\n"
+    )
+    env = {**os.environ, "POSHARNESS_RUNS": str(tmp_path / "runs")}  # no checkpoint there
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert "exit 2" in proc.stdout, proc.stderr[-2000:]
+    assert "imported []" in proc.stdout, proc.stdout
