@@ -8,6 +8,7 @@ broken, truncated, or re-encoded), which is where readers usually crack. Each re
 
 from __future__ import annotations
 
+import itertools
 import json
 import string
 from collections.abc import Callable
@@ -19,6 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from posharness.errors import PosharnessError
+from posharness.leaderboard import build
+from posharness.results import Metric
+from tests.result_factory import synthetic_result
 
 CASES = 60
 FUZZ = settings(
@@ -27,7 +31,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
-TSV_LINE = "0\tA man plays.\tSomeone plays.\tentailment"
+TSV_LINES = "".join(f"{i}\tA man plays {i}.\tSomeone plays.\tentailment\n" for i in range(3))
 CONLLU_SENTENCE = (
     "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
     "2\tdog\tdog\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
@@ -121,16 +125,70 @@ def _probe_file(path: Path) -> Any:
     return read_probe(path, "shuffle_3")
 
 
+def _senteval_probing(path: Path) -> Any:
+    from posharness.tasks.senteval.catalog import BY_NAME
+    from posharness.tasks.senteval.probing_files import read_probing_file
+
+    return read_probing_file(BY_NAME["bshift"], path)
+
+
+def _senteval_trec(path: Path) -> Any:
+    from posharness.tasks.finetune.data.locate import dataset, load_split
+
+    return load_split(dataset("trec"), "test", path)
+
+
+def _senteval_sentence_lists(path: Path) -> Any:
+    """MR: the fuzzed file is the positive half; the negative half is a valid file."""
+    from posharness.tasks.finetune.data.locate import dataset, load_split
+
+    (path.parent / "rt-polarity.neg").write_text("a dull film .\nnot good .\n")
+    return load_split(dataset("mr"), "all", path.parent)
+
+
+def _bracketed_trees(path: Path) -> Any:
+    from posharness.tasks.senteval.building.sources import open_source, read_parsed_source
+
+    return read_parsed_source(open_source("ptb", path), 0)
+
+
+def _builder_conllu(path: Path) -> Any:
+    from posharness.tasks.senteval.building.sources import open_source, read_parsed_source
+
+    return read_parsed_source(open_source("conllu", path), 0)
+
+
+RESULT = synthetic_result(
+    spec="m", fingerprint="f", task="t", metrics={"accuracy": Metric(value=0.5, n=10)}
+)
+BOARD = build([(Path("/r/m/t.json"), RESULT)], "board", Path("/r/board.json"))
+PAIR = {"premise": "A man plays .", "hypothesis": "Someone plays .", "label": "entailment"}
+PROBE_LINE = json.dumps({"id": "1", **PAIR, "original": PAIR}) + "\n"
+PROBING_LINES = "".join(
+    f"{split}\t{label}\tthe cat sat on the mat number {i} .\n"
+    for i, (split, label) in enumerate(itertools.product(("tr", "va", "te"), ("O", "I")))
+)
+PTB_TREE = (
+    "( (S (NP-SBJ (DT The) (NN dog)) (VP (VBZ barks) (PP (IN at) (NP (NN night)))) (. .)) )\n"
+)
+
 READERS = {
-    "GLUE tsv": (_rte, "train.tsv", "\n".join([TSV_LINE] * 3) + "\n"),
+    "GLUE tsv": (_rte, "train.tsv", TSV_LINES),
     "SNLI jsonl (fine-tune)": (_snli_finetune, "dev.jsonl", SNLI_LINE + "\n"),
     "SNLI jsonl and parse trees (probes)": (_snli_probes, "test.jsonl", SNLI_LINE + "\n"),
     "CoNLL-U": (_conllu, "trees.conllu", CONLLU_SENTENCE + "\n"),
     "pretraining corpus": (_corpus, "corpus.txt", "One line of text.\nAnother one.\n"),
-    "result JSON": (_result, "cell.json", json.dumps({"schema_version": 1, "cell_id": "x"})),
-    "leaderboard JSON": (_leaderboard, "board.json", json.dumps({"schema_version": 1})),
-    "probe jsonl": (_probe_file, "shuffle_3.jsonl", json.dumps({"id": "1"}) + "\n"),
-}
+    "result JSON": (_result, "cell.json", RESULT.model_dump_json(indent=1)),
+    "leaderboard JSON": (_leaderboard, "board.json", BOARD.model_dump_json(indent=1)),
+    "probe jsonl": (_probe_file, "shuffle_3.jsonl", PROBE_LINE),
+    "SentEval probing file": (_senteval_probing, "bigram_shift.txt", PROBING_LINES),
+    "SentEval TREC": (_senteval_trec, "TREC_10.label", "NUM:dist How far is it ?\n" * 2),
+    "SentEval sentence lists (MR)": (
+        _senteval_sentence_lists, "rt-polarity.pos", "a fine film .\nvery good .\n"
+    ),
+    "bracketed trees (PTB)": (_bracketed_trees, "wsj_0001.mrg", PTB_TREE * 2),
+    "CoNLL-U (probe builder)": (_builder_conllu, "ud.conllu", CONLLU_SENTENCE + "\n"),
+}  # fmt: skip
 
 
 JSON_VALUES = st.recursive(
@@ -166,3 +224,12 @@ def test_any_bytes_give_a_value_or_a_one_line_error_naming_the_file(reader, tmp_
         _check(read, tmp_path / name, data)
 
     fuzz()
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_the_valid_file_each_mutation_starts_from_is_read(reader, tmp_path):
+    """Mutations of a file its reader already refuses would test only that refusal."""
+    read, name, valid = READERS[reader]
+    path = tmp_path / name
+    path.write_text(valid, encoding="utf-8")
+    assert read(path) is not None
