@@ -113,7 +113,9 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
         )
         os.close(handle)
     except OSError as exc:
-        raise OutputError(f"cannot write to {path.parent} ({exc.strerror}): {hint}") from exc
+        raise OutputError(
+            f"cannot write to {path.parent} ({exc.strerror}): {_advice(exc, hint)}"
+        ) from exc
     tmp = Path(name)
     try:
         yield tmp
@@ -124,10 +126,17 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
         if exc.errno not in WRITE_ERRORS:
             raise
         # A full disk or a folder gone read-only mid-run: one line, the old file intact.
-        raise OutputError(f"cannot write {path} ({exc.strerror}): {hint}") from exc
+        raise OutputError(f"cannot write {path} ({exc.strerror}): {_advice(exc, hint)}") from exc
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _advice(exc: OSError, hint: str) -> str:
+    """A full disk is not fixed by another writable folder on the same disk."""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"free space on that disk, or {hint}"
+    return hint
 
 
 @contextmanager
@@ -241,7 +250,7 @@ def _raise_lock_error(lock: BaseFileLock, what: str, exc: OSError) -> NoReturn:
         raise exc
     raise OutputError(
         f"{what}: cannot create its lock {lock.lock_file} ({exc.strerror}): "
-        "choose a writable folder"
+        f"{_advice(exc, 'choose a writable folder')}"
     ) from exc
 
 

@@ -54,8 +54,55 @@ def test_a_failed_write_is_one_line_and_leaves_the_earlier_files_whole(
         grid(tiny_bert, tmp_path, seeds=[0, 1])
     message = str(caught.value)
     assert "\n" not in message and os.strerror(code) in message and target in message
+    assert ("free space on that disk" in message) == (code == errno.ENOSPC)
     assert {p: p.read_bytes() for p in before} == before
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 64 KiB file system (tmpfs), where a grid's figures and results run out of
+    space for real; skipped where mounting is not allowed (not root, no CAP_SYS_ADMIN)."""
+    import shutil
+    import subprocess
+
+    mount_point = tmp_path / "small-disk"
+    mount_point.mkdir()
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root and mount(8)")
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def test_a_really_full_disk_is_one_line_and_the_board_elsewhere_is_intact(
+    tiny_bert, tmp_path, small_disk
+):
+    grid(tiny_bert, tmp_path)
+    board = (tmp_path / "board.json").read_bytes()
+    heavy = {**FAST, "figures": "true", "length": "48"}  # figures fill 64 KiB
+    with pytest.raises(OutputError) as caught:
+        grid(
+            tiny_bert,
+            tmp_path,
+            output_dir=small_disk / "results",
+            modes=["both", "positional"],
+            task_args={"locality_symmetry": heavy},
+            model_args={"absolute": "mean-word-stream"},
+        )
+    message = str(caught.value)
+    assert "\n" not in message and "No space left on device" in message, message
+    assert str(small_disk) in message and "free space on that disk" in message
+    assert (tmp_path / "board.json").read_bytes() == board
+    assert not list(small_disk.rglob("*.tmp")) and not list(small_disk.rglob("*.json"))
 
 
 def test_the_cli_prints_the_one_line_and_exits_2(tiny_bert, tmp_path, monkeypatch, capsys):
