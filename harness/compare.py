@@ -12,6 +12,7 @@ instead of inventing a p-value.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -146,7 +147,7 @@ def _examples_by_task(
         if not path.exists():
             kept = bundle.get(Path(relative).as_posix())
             if kept is None:
-                missing.append(str(path))
+                missing.append(os.path.normpath(path))  # no "board/../../" in messages
             elif kept["task"] not in found or found[kept["task"]][0] > kept["seed"]:
                 rows = {str(e["id"]): e for e in kept["examples"] if "id" in e}
                 found[kept["task"]] = (kept["seed"], rows)

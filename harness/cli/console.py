@@ -194,7 +194,11 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool, keep) -> Non
         if comparison.missing:
             console().print(
                 f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
-                f"{len(comparison.missing)} result file(s) missing, e.g. {comparison.missing[0]}"
+                f"{len(comparison.missing)} result file(s) missing, e.g. "
+                f"{comparison.missing[0]}, and no examples bundle beside the board: rerun "
+                "those cells, or rebuild the board from its results with `posharness "
+                "leaderboard build RESULTS_DIR -o BOARD --keep-examples` so the outputs "
+                "travel with it"
             )
 
 

@@ -255,3 +255,16 @@ def test_the_committed_zoo_boards_compare_row_by_row_with_paired_tests() -> None
         assert comparison.missing == []
         locality = next(m for m in comparison.metrics if m.key == "locality_symmetry/locality")
         assert locality.test is not None and locality.test.n > 0, comparison.a.model
+
+
+def test_a_committed_board_without_its_outputs_says_how_to_keep_them(capsys) -> None:
+    """minilm-finetune.json was committed before boards kept their per-example outputs:
+    compare gives the deltas and says, once per table, how to make the paired tests
+    possible."""
+    from tests.cli_helpers import cli
+
+    board = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm-finetune.json"
+    assert cli("compare", str(board), str(board)) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "result file(s) missing" in said and "/../" not in said
+    assert "leaderboard build RESULTS_DIR -o BOARD --keep-examples" in said
