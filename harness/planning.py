@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from posharness.adapter import (
-    POSITIONAL_TERM,
     ChecksModes,
     Mode,
     ModelAdapter,
@@ -33,7 +32,7 @@ from posharness.errors import (
     PosharnessError,
     UnsupportedModeError,
 )
-from posharness.hashing import hash_obj
+from posharness.identity import cell_identity, positional_term_identity, result_suffix
 from posharness.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
 from posharness.task import ReadsData, Task, resolve_options
 
@@ -228,48 +227,6 @@ def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> d
     return merged
 
 
-def cell_identity(
-    fingerprint: str,
-    mode: str,
-    task: Task,
-    options: Mapping[str, Any],
-    seed: int,
-    limit: int | None,
-    data: Any = None,
-    positional_term: str | None = None,
-    train_limit: int | None = None,
-    device: str = "cpu",
-) -> str:
-    """The hash of everything a cell's result depends on (tests/unit/core/
-    test_cell_identity.py varies each input in turn)."""
-    identity = {
-        "fingerprint": fingerprint,
-        "mode": str(mode),
-        "task": task.spec.name,
-        "version": task.spec.version,
-        "options": dict(options),
-        "seed": seed,
-        "limit": limit,
-    }
-    if data is not None:  # only tasks that read files have it; older cell ids stay valid
-        identity["data"] = data
-    if positional_term is not None:  # only tasks that read the positional term have it
-        identity["positional_term"] = positional_term
-    if limit is not None:  # --limit once cut training too; now evaluation examples only
-        identity["limit_scope"] = "evaluation"
-    if train_limit is not None:
-        identity["train_limit"] = train_limit
-    if device_class(device) != "cpu":  # kernels differ: a GPU's numbers are not the CPU's
-        identity["device"] = device_class(device)
-    return hash_obj(identity)[:16]
-
-
-def device_class(device: str) -> str:
-    """``cuda`` for ``cuda:1``: the kind of device, whose kernels decide the numbers (two
-    GPUs of one kind give the same ones, so the index is left out)."""
-    return device.split(":")[0]
-
-
 def plan(
     config: RunConfig,
     device: str,
@@ -373,30 +330,6 @@ def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, An
         task.data_identity(task_options, config.data_dir) if isinstance(task, ReadsData) else None
     )
     return name, task, task_options, identity
-
-
-def result_suffix(
-    limit: int | None, dtype: str, train_limit: int | None = None, device: str = "cpu"
-) -> str:
-    """What keeps a limited, half-precision or GPU cell's file apart from the full float32
-    CPU one, so neither overwrites the other's result (``__limit10``, ``__train500``,
-    ``__bfloat16``, ``__cuda``)."""
-    parts = [f"limit{limit}"] if limit is not None else []
-    if train_limit is not None:
-        parts.append(f"train{train_limit}")
-    if dtype != "float32":
-        parts.append(dtype)
-    if device_class(device) != "cpu":
-        parts.append(device_class(device))
-    return "".join(f"__{part}" for part in parts)
-
-
-def positional_term_identity(model: ModelAdapter, task: Task) -> str | None:
-    """For a task that reads the positional term: the definition and reference corpus it
-    is computed under, whatever mode the cell runs in (None for other tasks)."""
-    if POSITIONAL_TERM not in task.spec.needs:
-        return None
-    return mode_identity(model, Mode.POSITIONAL) if Mode.POSITIONAL in model.modes else "none"
 
 
 def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:
