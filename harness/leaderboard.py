@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from posharness.errors import DataError, PosharnessError, SchemaError, SettingsConflictError
+from posharness.identity import device_class
 from posharness.io import atomic_write_text, exclusive, sweep_stale_temporaries
 from posharness.results import (
     CellResult,
@@ -251,7 +252,7 @@ def forced_attention(result: CellResult) -> str | None:
 def accelerator(result: CellResult) -> str | None:
     """The kind of device the cell ran on when it is not a CPU (``cuda``, ``mps``): its
     kernels give numbers that agree with the CPU's only to float tolerance."""
-    kind = result.environment.device.split(":")[0]
+    kind = device_class(result.environment.device)
     return kind if kind != "cpu" else None
 
 
