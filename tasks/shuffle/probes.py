@@ -202,6 +202,7 @@ def write_probes(build: ProbeBuild, out_dir: Path) -> list[Path]:
             with (staging / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
                 for record in records:
                     handle.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+                    kill_point("probe-record")  # a kill mid-file leaves a torn staged file
         (staging / SUMMARY).write_text(json.dumps(build.summary, indent=2) + "\n")
         for file in sorted(staging.iterdir()):
             os.replace(file, out_dir / file.name)
