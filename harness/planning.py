@@ -200,7 +200,10 @@ def check_task_arg_targets(given: Mapping[str, Mapping[str, str]], task_names: l
                         "to set its other options"
                     )
             continue
-        raise OptionError(f"--task-arg names task {task!r}, which this run does not include")
+        raise OptionError(
+            f"--task-arg names task {task!r}, which this run does not include: add {task} "
+            "to --tasks, or drop the option"
+        )
 
 
 def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:

@@ -162,10 +162,11 @@ def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
             return float(raw)
     except ValueError:
         raise OptionError(
-            f"--task-arg {task}.{key}={raw}: expected {_KINDS[type(default)]} "
-            f"(the default is {default})"
+            f"--task-arg {task}.{key}={raw}: expected {_KINDS[type(default)]}, "
+            f"e.g. {task}.{key}={_EXAMPLES[type(default)]}"
         ) from None
     return str(raw)
 
 
 _KINDS = {bool: "true or false", int: "a whole number", float: "a number"}
+_EXAMPLES = {bool: "false", int: "3", float: "0.5"}  # a default of 0 may mean "the protocol's"

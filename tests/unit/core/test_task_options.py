@@ -1,5 +1,5 @@
 """``--task-arg`` values are read as the type of the option's default; a value that does
-not parse says what was expected and what the default is, in words a user can act on."""
+not parse says what was expected, with an example, in words a user can act on."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def test_values_take_the_type_of_the_default():
 @pytest.mark.parametrize(
     ("key", "raw", "message"),
     [
-        ("epochs", "abc", "--task-arg demo.epochs=abc: expected a whole number (the default is 3)"),
+        ("epochs", "abc", "demo.epochs=abc: expected a whole number, e.g. demo.epochs=3"),
         ("epochs", "2.5", "--task-arg demo.epochs=2.5: expected a whole number"),
-        ("learning_rate", "fast", "expected a number (the default is 2e-05)"),
+        ("learning_rate", "fast", "expected a number, e.g. demo.learning_rate=0.5"),
         ("figures", "maybe", "--task-arg demo.figures=maybe: expected true or false"),
     ],
 )
