@@ -35,7 +35,8 @@ def degenerate_flags(
     if main is not None and main.n is not None and main.n < MIN_EXAMPLES:
         flags.append(
             f"{main_metric} is computed on {main.n} examples (fewer than {MIN_EXAMPLES}): "
-            "its interval is wide; run without --limit for a number to report"
+            "its interval is wide; for a number to report, evaluate more examples (a larger "
+            "split, or no --limit)"
         )
     for name, metric in metrics.items():
         control = metrics.get(f"{name}{CONTROL_SUFFIX}")
