@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,9 @@ class RowComparison:
     b: Row
     metrics: list[MetricComparison]
     missing: list[str]  # result files a paired test would need that are not at hand
+    # ... of which the board has an examples bundle that lacks them: their cells kept no
+    # per-example outputs (dep_heads keeps none) or joined the board after the bundle
+    not_bundled: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,9 @@ def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> 
             if c.key in a.scores and c.key in b.scores and (not keep.tasks or c.task in keep.tasks)
         ]
         missing: list[str] = []
-        examples_a = _examples_by_task(a, path_a, missing)
-        examples_b = _examples_by_task(b, path_b, missing)
+        not_bundled: list[str] = []
+        examples_a = _examples_by_task(a, path_a, missing, not_bundled)
+        examples_b = _examples_by_task(b, path_b, missing, not_bundled)
         metrics = []
         for key in keys:
             task, metric = key.split("/", 1)
@@ -127,12 +131,12 @@ def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> 
             metrics.append(
                 MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note)
             )
-        out.append(RowComparison(a, b, metrics, missing))
+        out.append(RowComparison(a, b, metrics, missing, not_bundled))
     return out
 
 
 def _examples_by_task(
-    row: Row, board: Path, missing: list[str]
+    row: Row, board: Path, missing: list[str], not_bundled: list[str]
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """task → example id → example, from the lowest seed of each task that kept examples;
     from the result files, else from the board's bundle (``example_bundle``); result
@@ -147,7 +151,11 @@ def _examples_by_task(
         if not path.exists():
             kept = bundle.get(Path(relative).as_posix())
             if kept is None:
-                missing.append(os.path.normpath(path))  # no "board/../../" in messages
+                shown = os.path.normpath(path)  # no "board/../../" in messages
+                if shown not in missing:  # both sides may name one file
+                    missing.append(shown)
+                    if bundle:
+                        not_bundled.append(shown)
             elif kept["task"] not in found or found[kept["task"]][0] > kept["seed"]:
                 rows = {str(e["id"]): e for e in kept["examples"] if "id" in e}
                 found[kept["task"]] = (kept["seed"], rows)

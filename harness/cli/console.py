@@ -191,14 +191,21 @@ def print_comparison(path_a: Path, path_b: Path, all_metrics: bool, keep) -> Non
         for row in rows:
             table.add_row(*(Text(cell) for cell in row))
         print_table(table)
-        if comparison.missing:
+        unbundled = [p for p in comparison.missing if p not in comparison.not_bundled]
+        if unbundled:
             console().print(
                 f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
-                f"{len(comparison.missing)} result file(s) missing, e.g. "
-                f"{comparison.missing[0]}, and no examples bundle beside the board: rerun "
-                "those cells, or rebuild the board from its results with `posharness "
-                "leaderboard build RESULTS_DIR -o BOARD --keep-examples` so the outputs "
-                "travel with it"
+                f"{len(unbundled)} result file(s) missing, e.g. {unbundled[0]}, and no "
+                "examples bundle beside the board: rerun those cells, or rebuild the board "
+                "from its results with `posharness leaderboard build RESULTS_DIR -o BOARD "
+                "--keep-examples` so the outputs travel with it"
+            )
+        if comparison.not_bundled:
+            console().print(
+                f"[yellow]no paired test for {len(comparison.not_bundled)} result file(s) "
+                f"neither at hand nor in the board's examples bundle[/], e.g. "
+                f"{comparison.not_bundled[0]}: their cells kept no per-example outputs, or "
+                "joined the board after its bundle was written"
             )
 
 

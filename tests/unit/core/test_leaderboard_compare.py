@@ -268,3 +268,21 @@ def test_a_committed_board_without_its_outputs_says_how_to_keep_them(capsys) -> 
     said = " ".join(capsys.readouterr().out.split())
     assert "result file(s) missing" in said and "/../" not in said
     assert "leaderboard build RESULTS_DIR -o BOARD --keep-examples" in said
+
+
+def test_cells_a_bundle_lacks_are_told_apart_from_a_board_without_one(capsys) -> None:
+    """minilm.json has a bundle, but its dep_heads and toeplitz cells keep no per-example
+    outputs: compare must not advise making a bundle that is already there."""
+    from posharness.compare import compare_files
+    from tests.cli_helpers import cli
+
+    board = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm.json"
+    comparisons = compare_files(board, board)
+    assert comparisons and all(c.missing and c.missing == c.not_bundled for c in comparisons)
+    kinds = {Path(p).name.split("__")[0] for c in comparisons for p in c.not_bundled}
+    assert kinds == {"dep_heads", "toeplitz"}
+    assert all(len(c.missing) == len(set(c.missing)) == 2 for c in comparisons)
+    assert cli("compare", str(board), str(board)) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "neither at hand nor in the board's examples bundle" in said
+    assert "--keep-examples" not in said
