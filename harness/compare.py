@@ -186,6 +186,10 @@ def paired_test(
             return paired_bootstrap(a, b, shared, metric), (
                 f"paired bootstrap of {metric} over {len(shared)} shared predictions"
             )
+        if not any(metric in row for side in (a, b) for row in side.values()):
+            return None, (
+                f"'{metric}' has one value per cell, none per example: no paired test possible"
+            )
         return None, f"no shared examples with per-example '{metric}': no paired test possible"
     x = np.array([float(a[k][metric]) for k in shared])
     y = np.array([float(b[k][metric]) for k in shared])

@@ -100,6 +100,14 @@ def test_paired_test_without_shared_examples_explains_itself():
     assert test is None and "no shared examples" in note
 
 
+def test_a_metric_with_one_value_per_cell_says_so():
+    """The positional term is content-free: one matrix per model, no value per probe word,
+    so there is nothing to pair — not a matter of missing files."""
+    rows = {"w1": {"id": "w1", "locality": 0.1}, "w2": {"id": "w2", "locality": 0.2}}
+    test, note = paired_test(rows, rows, "positional_term_locality")
+    assert test is None and "one value per cell, none per example" in note
+
+
 def test_unchanged_leaderboard_is_not_rewritten(tmp_path):
     write_run(tmp_path / "r", "m1", "f1", {0: [1, 0]})
     path = tmp_path / "lb.json"
