@@ -171,6 +171,7 @@ def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> Non
     it already holds for that model, mode and limit under other options."""
     from posharness import leaderboard as lb
     from posharness.errors import PosharnessError
+    from posharness.row_settings import distinguishing, non_default_options, row_key
 
     path = leaderboard or _default_board(cells, output_dir)
     if not cells or not path.exists():
@@ -181,10 +182,10 @@ def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> Non
         return  # unreadable: it will be replaced, and the user told so
     rows = {row.key: row for row in board.rows}
     for cell in cells:
-        key = (cell.model.fingerprint(), str(cell.mode), cell.limit, cell.train_limit)
-        row = rows.get(key)
+        settings = distinguishing(cell.limit, cell.train_limit, cell.model.describe(), cell.device)
+        row = rows.get(row_key(cell.model.fingerprint(), str(cell.mode), settings))
         if row is not None:
-            options = lb.non_default_options(cell.task.spec.name, cell.options)
+            options = non_default_options(cell.task.spec.name, cell.options)
             lb.check_task_options(row, cell.task.spec.name, options, path)
 
 

@@ -28,7 +28,6 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from posharness.errors import DataError, PosharnessError, SchemaError, SettingsConflictError
-from posharness.identity import device_class
 from posharness.io import atomic_write_text, exclusive, sweep_stale_temporaries
 from posharness.results import (
     CellResult,
@@ -36,6 +35,7 @@ from posharness.results import (
     read_result,
     read_versioned,
 )
+from posharness.row_settings import of_result, row_key, settings_of
 
 SCHEMA_VERSION = 1
 # How long a run waits for another run's merge of the same board. A merge takes well under
@@ -61,10 +61,6 @@ class Column(BaseModel):
         return f"{self.task}/{self.metric}"
 
 
-# What sets a row apart besides its task options, in the order tables name them.
-ROW_SETTINGS = ("limit", "train_limit", "attention", "device")
-
-
 class Row(BaseModel):
     model: str
     fingerprint: str
@@ -74,25 +70,17 @@ class Row(BaseModel):
     pe_family: str
     scores: dict[str, Score]  # column key → score
     results: list[str]  # result files, relative to the leaderboard file
-    settings: dict[str, Any] = {}  # {"limit": N, "options": {task: {key: value}}} when set
-    # (the keys besides "options" are ROW_SETTINGS)
+    # ROW_SETTINGS values where set, and "options": {task: {key: value}} (row_settings.py)
+    settings: dict[str, Any] = {}
     # False on rows written before settings were recorded: their options are unknown, so
     # no merge can be refused for differing from them.
     settings_known: bool = False
     flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
 
     @property
-    def key(self) -> tuple[str, str, int | None, int | None, str | None, str | None]:
-        """Rows are the same row when model, mode, limits, attention choice and device kind
-        agree."""
-        return (
-            self.fingerprint,
-            self.mode,
-            self.settings.get("limit"),
-            self.settings.get("train_limit"),
-            self.settings.get("attention"),
-            self.settings.get("device"),
-        )
+    def key(self) -> tuple[Any, ...]:
+        """(fingerprint, mode, *ROW_SETTINGS values): see ``row_settings.row_key``."""
+        return row_key(self.fingerprint, self.mode, self.settings)
 
 
 class Leaderboard(BaseModel):
@@ -123,14 +111,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     rank: dict[str, int] = {}  # headline metrics keep the order the task declares
     groups: dict[tuple[Any, ...], list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
-        key = (
-            result.model.fingerprint,
-            result.mode.name,
-            result.limit,
-            result.train_limit,
-            forced_attention(result),
-            accelerator(result),
-        )
+        key = row_key(result.model.fingerprint, result.mode.name, of_result(result))
         groups[key].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
@@ -155,7 +136,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 pe_family=str(first.model.pe_card.get("family", "unknown")),
                 scores=scores,
                 results=sorted(relative_to_board(p, location.parent) for p, _ in members),
-                settings=_settings([result for _, result in members]),
+                settings=settings_of([result for _, result in members]),
                 settings_known=True,
                 flags=_flags([result for _, result in members]),
             )
@@ -241,42 +222,6 @@ def _options_text(options: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "the defaults"
 
 
-def forced_attention(result: CellResult) -> str | None:
-    """``--model-arg attention=eager|sdpa`` when the cell was run with it; None under the
-    default ``auto`` (and for models without the choice). A forced path gives numbers
-    that agree with the default only to float tolerance, so its rows stay apart."""
-    choice = result.model.details.get("attention")
-    return str(choice) if choice not in (None, "auto") else None
-
-
-def accelerator(result: CellResult) -> str | None:
-    """The kind of device the cell ran on when it is not a CPU (``cuda``, ``mps``): its
-    kernels give numbers that agree with the CPU's only to float tolerance."""
-    kind = device_class(result.environment.device)
-    return kind if kind != "cpu" else None
-
-
-def _settings(results: list[CellResult]) -> dict[str, Any]:
-    """What sets these cells apart from a plain run: their limit and non-default options."""
-    settings: dict[str, Any] = {}
-    if results[0].limit is not None:
-        settings["limit"] = results[0].limit
-    if results[0].train_limit is not None:
-        settings["train_limit"] = results[0].train_limit
-    if forced_attention(results[0]) is not None:
-        settings["attention"] = forced_attention(results[0])
-    if accelerator(results[0]) is not None:
-        settings["device"] = accelerator(results[0])
-    options = {}
-    for result in results:
-        changed = non_default_options(result.task.name, result.task.options)
-        if changed:
-            options[result.task.name] = changed
-    if options:
-        settings["options"] = options
-    return settings
-
-
 def _flags(results: list[CellResult]) -> dict[str, list[str]]:
     flags: dict[str, list[str]] = defaultdict(list)
     for result in results:
@@ -284,19 +229,6 @@ def _flags(results: list[CellResult]) -> dict[str, list[str]]:
             if flag not in flags[result.task.name]:
                 flags[result.task.name].append(flag)
     return dict(flags)
-
-
-def non_default_options(task: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Options that differ from the task's defaults; all of them for a task not registered
-    here (a plugin that is not installed), so nothing is hidden."""
-    from posharness.errors import PosharnessError
-    from posharness.plugins import tasks
-
-    try:
-        defaults = tasks.get(task)().spec.defaults
-    except PosharnessError:
-        return dict(options)
-    return {k: v for k, v in options.items() if defaults.get(k, object()) != v}
 
 
 def _stable_by_task(columns: list[Column]) -> list[Column]:

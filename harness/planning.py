@@ -76,6 +76,7 @@ class Cell:
     limit: int | None = None  # --limit, which also names the file (result_suffix)
     train_limit: int | None = None  # --train-limit, likewise
     attention_path: str | None = None  # "sdpa" | "eager" where the model says (adapter.py)
+    device: str = "cpu"  # the resolved device it is planned for (its kind joins the id)
 
     @property
     def label(self) -> str:
@@ -298,6 +299,7 @@ def plan(
                     path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
                     cell = Cell(spec, model, task, mode, seed, task_options, cell_id, path)
                     cell.limit, cell.train_limit = config.limit, config.train_limit
+                    cell.device = device
                     cell.attention_path = attention_path_of(model, mode, task.spec.needs)
                     cells.append(cell)
     return cells

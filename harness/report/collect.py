@@ -33,6 +33,7 @@ from posharness.report.model import (
     TaskView,
     when,
 )
+from posharness.row_settings import ROW_SETTINGS
 
 LOCALITY, SYMMETRY = "locality_symmetry/locality", "locality_symmetry/symmetry"
 # Chen et al. (2023), Fig. 2: locality against symmetry; for the attention in each mode,
@@ -309,7 +310,7 @@ def _how_made(board: lb.Leaderboard, found: list[Found]) -> tuple[str, ...]:
         finished = max(f.result.timings.finished_at for f in found)
         lines.setdefault(f"cells run {when(started)} – {when(finished)}", None)
     for row in board.rows:
-        for key in lb.ROW_SETTINGS:
+        for key in ROW_SETTINGS:
             if key in row.settings:
                 lines.setdefault(f"{key.replace('_', ' ')} {row.settings[key]}", None)
         for task, options in sorted(row.settings.get("options", {}).items()):

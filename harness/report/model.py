@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from posharness.compare import MetricComparison, model_name
-from posharness.leaderboard import ROW_SETTINGS, Column, Row, Score
+from posharness.leaderboard import Column, Row, Score
 from posharness.results import CellResult
+from posharness.row_settings import ROW_SETTINGS
 
 ALPHA = 0.05  # a paired test's p below this marks a difference as significant
 

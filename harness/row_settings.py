@@ -1,0 +1,85 @@
+"""What sets a leaderboard row apart from a plain run of the same model and mode.
+
+Two cells belong in one row only when their numbers are comparable: the same evaluation
+and training cuts (``--limit``, ``--train-limit``), the same attention path (a forced
+``attention=eager|sdpa`` agrees with the default only to float tolerance) and the same
+kind of device (a GPU's kernels are not the CPU's). Task options that differ from the
+defaults are recorded beside these, per task. One function derives these settings, and
+one key matches rows, for results being built into a board, rows being merged and cells
+being admitted before any compute alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from posharness.identity import device_class
+from posharness.results import CellResult
+
+# The settings besides task options, in the order tables name them.
+ROW_SETTINGS = ("limit", "train_limit", "attention", "device")
+
+
+def distinguishing(
+    limit: int | None, train_limit: int | None, details: Mapping[str, Any], device: str
+) -> dict[str, Any]:
+    """The ROW_SETTINGS a cell has (left out where it is a plain run's)."""
+    found = {
+        "limit": limit,
+        "train_limit": train_limit,
+        "attention": forced_attention(details),
+        "device": accelerator(device),
+    }
+    return {key: value for key, value in found.items() if value is not None}
+
+
+def of_result(result: CellResult) -> dict[str, Any]:
+    return distinguishing(
+        result.limit, result.train_limit, result.model.details, result.environment.device
+    )
+
+
+def row_key(fingerprint: str, mode: str, settings: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Rows are the same row when model, mode and every ROW_SETTINGS value agree."""
+    return (fingerprint, mode, *(settings.get(key) for key in ROW_SETTINGS))
+
+
+def forced_attention(details: Mapping[str, Any]) -> str | None:
+    """``--model-arg attention=eager|sdpa`` when the cell was run with it; None under the
+    default ``auto`` (and for models without the choice)."""
+    choice = details.get("attention")
+    return str(choice) if choice not in (None, "auto") else None
+
+
+def accelerator(device: str) -> str | None:
+    """The kind of device (``cuda``, ``mps``) when it is not a CPU."""
+    kind = device_class(device)
+    return kind if kind != "cpu" else None
+
+
+def non_default_options(task: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Options that differ from the task's defaults; all of them for a task not registered
+    here (a plugin that is not installed), so nothing is hidden."""
+    from posharness.errors import PosharnessError
+    from posharness.plugins import tasks
+
+    try:
+        defaults = tasks.get(task)().spec.defaults
+    except PosharnessError:
+        return dict(options)
+    return {k: v for k, v in options.items() if defaults.get(k, object()) != v}
+
+
+def settings_of(results: list[CellResult]) -> dict[str, Any]:
+    """A row's settings: its cells' ROW_SETTINGS (shared by construction) and, per task,
+    the options that differ from the defaults."""
+    settings = of_result(results[0])
+    options = {}
+    for result in results:
+        changed = non_default_options(result.task.name, result.task.options)
+        if changed:
+            options[result.task.name] = changed
+    if options:
+        settings["options"] = options
+    return settings
