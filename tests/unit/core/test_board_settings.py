@@ -167,3 +167,15 @@ def test_a_gpu_cell_is_its_own_row_and_compare_still_pairs_it(tmp_path):
     board("gpu", "cuda:0")
     (pair,) = compare_files(tmp_path / "cpu.json", tmp_path / "gpu.json")
     assert pair.b.settings.get("device") == "cuda" and "device" not in pair.a.settings
+
+
+def test_a_refused_rerun_computes_and_rewrites_nothing(tiny_bert, tmp_path):
+    """The refusal comes before any compute: the results the board points to stay the
+    ones it was built from."""
+    board = tmp_path / "board.json"
+    grid(tiny_bert, tmp_path, leaderboard=board)
+    results = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*.json")}
+    other = {"locality_symmetry": {**FAST, "length": "12"}}
+    with pytest.raises(SettingsConflictError):
+        grid(tiny_bert, tmp_path, leaderboard=board, task_args=other)
+    assert {p: p.read_bytes() for p in (tmp_path / "results").rglob("*.json")} == results
