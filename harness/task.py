@@ -147,6 +147,11 @@ def resolve_options(spec: TaskSpec, given: Mapping[str, str]) -> dict[str, Any]:
     return options
 
 
+# What a --task-arg value that does not parse should have been, in words and by example.
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number"}
+_EXAMPLES = {bool: "false", int: "3", float: "0.5"}  # a default of 0 may mean "the protocol's"
+
+
 def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
     if isinstance(raw, type(default)) and not isinstance(default, bool):
         return raw
@@ -166,7 +171,3 @@ def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
             f"e.g. {task}.{key}={_EXAMPLES[type(default)]}"
         ) from None
     return str(raw)
-
-
-_KINDS = {bool: "true or false", int: "a whole number", float: "a number"}
-_EXAMPLES = {bool: "false", int: "3", float: "0.5"}  # a default of 0 may mean "the protocol's"
