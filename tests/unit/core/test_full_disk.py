@@ -97,6 +97,7 @@ def test_a_really_full_disk_is_one_line_and_the_board_elsewhere_is_intact(
             modes=["both", "positional"],
             task_args={"locality_symmetry": heavy},
             model_args={"absolute": "mean-word-stream"},
+            overwrite=True,  # other options than the board holds: replace, do not refuse
         )
     message = str(caught.value)
     assert "\n" not in message and "No space left on device" in message, message
