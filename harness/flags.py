@@ -7,6 +7,17 @@ Toeplitz R² no better than its shuffled control says nothing about translation
 invariance. Each check here is generic — it reads only what every result has (metrics,
 per-example rows) — so a new task is covered without code of its own; a task may add
 flags of its own through ``TaskResult.flags``.
+
+What a count means: ``Metric.n`` is the number of *examples* behind a value — the units
+whose number sets its uncertainty: arcs for dependency heads, sentence pairs for SNLI and
+the word-swap probes, sentences for probing, probe words for the identical-word probe —
+never the number of groups an average runs over (a macro over 20 relations rests on the
+~23,000 arcs of those relations, not on 20 examples). An average over groups is as sound
+as its thinnest group, which ``n`` cannot say; a task that averages groups reports them
+through :func:`thin_group_flags`.
+
+Figures mark flagged cells too (hatching and a ``FLAG_MARK``, artists tagged with
+``FLAG_GID``), so a picture copied without its table still says "not a finding".
 """
 
 from __future__ import annotations
@@ -22,6 +33,13 @@ CONSTANT_SHARE = 0.98  # a classifier that gives one class this often is degener
 MIN_FOR_CONSTANT = 10  # fewer predictions than this cannot show it
 PREDICTION_KEYS = ("prediction", "original_prediction")
 CONTROL_SUFFIX = "_shuffled"
+# How figures mark a flagged cell: the sign the tables use (board_views' " !"), a hatch on
+# bars, and a gid on every marking artist, so tests (and SVG readers) can find the marks.
+FLAG_MARK = "!"
+FLAG_HATCH = "///"
+FLAG_COLOUR = "crimson"
+FLAG_GID = "posharness-flagged"
+FLAG_NOTE = "! flagged: not a finding (see the flags)"
 
 
 def degenerate_flags(
@@ -48,6 +66,55 @@ def degenerate_flags(
     if examples is not None:
         flags.extend(_constant_predictions(examples))
     return flags
+
+
+def thin_group_flags(
+    metric: str, groups: Mapping[str, int], unit: str = "examples", kind: str = "groups"
+) -> list[str]:
+    """A flag when an average over groups (a macro over relations) has groups scored on
+    fewer than ``MIN_EXAMPLES`` examples each: a best-of-many score on a handful of
+    examples is optimistic noise, and the average gives it a full group's weight."""
+    thin = sorted(((count, name) for name, count in groups.items() if count < MIN_EXAMPLES))
+    if not thin:
+        return []
+    shown = ", ".join(f"{name} {count}" for count, name in thin[:6])
+    more = f", and {len(thin) - 6} more" if len(thin) > 6 else ""
+    return [
+        f"{metric} averages {len(groups)} {kind}, {len(thin)} of them scored on fewer than "
+        f"{MIN_EXAMPLES} {unit} ({shown}{more}): their scores are noise; for a number to "
+        "report, evaluate more examples (a larger split, or no --limit)"
+    ]
+
+
+def flagged_label(label: str, flagged: bool) -> str:
+    """A legend or tick label with the tables' flag sign when its cell is flagged."""
+    return f"{label} {FLAG_MARK}" if flagged else label
+
+
+def note_flagged(fig: Any, count: int) -> float:
+    """A line at the foot of a figure that has flagged cells, saying what the marks mean.
+
+    Returns the figure fraction the line takes (0 when nothing is flagged and nothing was
+    added), for ``fig.tight_layout(rect=(0, margin, 1, 1))`` to keep the axes clear of it.
+    """
+    if not count:
+        return 0.0
+    fig.text(
+        0.01,
+        0.01,
+        f"{FLAG_NOTE}; {count} flagged cell{'s' if count > 1 else ''} marked",
+        fontsize=7,
+        color=FLAG_COLOUR,
+        ha="left",
+        va="bottom",
+        gid=FLAG_GID,
+    )
+    return min(0.2, 0.22 / fig.get_figheight())
+
+
+def flag_marks(fig: Any) -> list[Any]:
+    """Every artist of a figure that marks a flagged cell (tagged with ``FLAG_GID``)."""
+    return fig.findobj(lambda artist: artist.get_gid() == FLAG_GID)
 
 
 def _constant_predictions(examples: Iterable[Mapping[str, Any]]) -> list[str]:

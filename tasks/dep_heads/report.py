@@ -21,7 +21,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from posharness.flags import flag_section, limit_lines
+from posharness.flags import flag_section, limit_lines, thin_group_flags
 from posharness.task import Metric
 from posharness.tasks.dep_heads.scoring import HeadCounts, RelationScore, score_relations
 
@@ -44,21 +44,22 @@ class RelationReport:
         return [r for r in self.table if (r.mean_distance <= self.short_distance) == short]
 
     def metrics(self) -> dict[str, Metric]:
+        """Each macro average's ``n`` is the arcs behind it (summed over its relations),
+        not the number of relations: the examples are arcs (see ``posharness.flags``)."""
         metrics: dict[str, Metric] = {}
         for suffix, short in (("", None), ("_short", True), ("_long", False)):
             group = self._group(short)
             if group:
-                metrics[f"macro{suffix}"] = Metric(
-                    fmean(r.best.accuracy for r in group), n=len(group)
-                )
+                metrics[f"macro{suffix}"] = _macro([r.best.accuracy for r in group], group)
         if self.no_punct:
-            metrics["macro_no_punct"] = Metric(
-                fmean(r.best.accuracy for r in self.no_punct), n=len(self.no_punct)
+            metrics["macro_no_punct"] = _macro(
+                [r.best.accuracy for r in self.no_punct], self.no_punct
             )
-        held_out = [r.held_out for r in self.table if r.held_out is not None]
-        if held_out:
-            metrics["macro_held_out"] = Metric(fmean(held_out), n=len(held_out))
-        metrics["baseline_macro"] = Metric(fmean(r.baseline for r in self.table), n=len(self.table))
+        held = [r for r in self.table if r.held_out is not None]
+        if held:
+            scores = [score for r in held if (score := r.held_out) is not None]
+            metrics["macro_held_out"] = _macro(scores, held)
+        metrics["baseline_macro"] = _macro([r.baseline for r in self.table], self.table)
         metrics["all_arcs"] = _share(self.pooled.best.accuracy, self.pooled.arcs)
         if self.pooled.held_out is not None:
             metrics["all_arcs_held_out"] = _share(self.pooled.held_out, self.pooled.arcs)
@@ -68,6 +69,13 @@ class RelationReport:
         for relation in self.table:
             metrics[f"acc_{relation.relation}"] = _share(relation.best.accuracy, relation.arcs)
         return metrics
+
+    def flags(self) -> list[str]:
+        """The macro averages give every relation one vote: a relation scored on a handful
+        of arcs (its best of 2 × layers × heads predictors is near 100 % by selection
+        alone) is flagged, though the arcs behind the macro are many."""
+        relations = {r.relation: r.arcs for r in (*self.table, *self.no_punct)}
+        return thin_group_flags("macro", relations, unit="arcs", kind="relations")
 
     def details(self) -> dict[str, Any]:
         return {
@@ -82,6 +90,11 @@ class RelationReport:
             "dependent attends to most (dependent_to_head) or the word that attends most to "
             "the dependent (head_to_dependent), for the chosen layer, head and direction",
         }
+
+
+def _macro(values: Sequence[float], relations: Sequence[RelationScore]) -> Metric:
+    """A mean over relations, with the arcs of those relations as its examples."""
+    return Metric(fmean(values), n=sum(r.arcs for r in relations))
 
 
 def _share(value: float, n: int) -> Metric:
@@ -244,5 +257,6 @@ def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:
         series,
         folder / "accuracy_by_distance.png",
         f"{results[0].model.spec} · best head per relation, by attention mode",
+        flagged={_mode_label(r) for r in results if r.flags},
     )
     return [table, figure]

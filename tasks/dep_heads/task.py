@@ -161,6 +161,7 @@ class DepHeads:
         }
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
+        from posharness.flags import degenerate_flags
         from posharness.tasks.dep_heads.conllu import iter_conllu, scan_conllu
         from posharness.tasks.dep_heads.counting import count_heads
         from posharness.tasks.dep_heads.report import relation_report
@@ -209,8 +210,12 @@ class DepHeads:
         artifacts = [counts.save(ctx.artifact_dir / "head_counts.npz").name]
         if treebank.parent == ctx.artifact_dir:
             artifacts.append(treebank.name)  # the spaCy parse that was scored
+        metrics, flags = report.metrics(), report.flags()
         if options["figures"]:
-            artifacts.append(self._figure(model, ctx, report.table).name)
+            # Flags are known here already (the runner adds only the generic ones, the
+            # same function read on the same metrics), so the cell's figure can mark them.
+            flagged = bool(flags or degenerate_flags(self.spec.main_metric, metrics, None))
+            artifacts.append(self._figure(model, ctx, report.table, flagged).name)
         settings = {
             "input": str(source.path),
             "input_kind": source.kind,
@@ -224,11 +229,12 @@ class DepHeads:
         if selection_coverage is not None:
             settings["selection_coverage"] = selection_coverage.as_dict()
         return TaskResult(
-            metrics=report.metrics(),
+            metrics=metrics,
             data_hash=stats.sha256[:16],
             details=report.details(),
             artifacts=[Path(a) for a in artifacts],
             settings=settings,
+            flags=flags,
         )
 
     def _trees(self, source: Input, ctx: TaskContext) -> Path:
@@ -252,7 +258,7 @@ class DepHeads:
         parse_text_file(source.path, load_pipeline(str(source.pipeline)), target)
         return target
 
-    def _figure(self, model: ModelAdapter, ctx: TaskContext, table) -> Path:
+    def _figure(self, model: ModelAdapter, ctx: TaskContext, table, flagged: bool) -> Path:
         from posharness.tasks.dep_heads.figures import accuracy_by_distance
 
         points = [(r.relation, r.mean_distance, r.best.accuracy) for r in table]
@@ -260,6 +266,7 @@ class DepHeads:
             {str(ctx.mode): points},
             ctx.artifact_dir / "accuracy_by_distance.png",
             f"{model.spec} · {ctx.mode} · best head per relation",
+            flagged={str(ctx.mode)} if flagged else (),
         )
 
     def summarize(self, results: list, folder: Path) -> list[Path]:
