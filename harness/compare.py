@@ -1,17 +1,20 @@
 """Compare two leaderboards: per task metric, both values, the delta and a paired test.
 
 Two models scored on the same items give paired data; an unpaired test on it wastes
-power and can mislead (lm-eval #3831). When both sides kept per-example outputs for a
-metric, the delta is tested on the items they share: McNemar's exact test for 0/1
-outcomes (correct/incorrect), otherwise a paired sign-flip permutation test on the mean
-difference with a paired bootstrap interval. Metrics that are not a mean over examples
-(F1, Matthews, Pearson, Spearman) are tested by a paired bootstrap on the stored gold
-labels and predictions. Where no per-example outputs exist the comparison says so
-instead of inventing a p-value.
+power and can mislead (lm-eval #3831). And a test must be of the statistic the table
+prints: each metric declares how it is made from the examples (``metric_types``), and
+the test follows the declaration — exact McNemar for a mean of 0/1 outcomes, sign-flip
+permutation for a mean of continuous values, a paired bootstrap of the aggregate itself
+for F1, Matthews, correlations and averaged-map geometry (``paired_tests``). Before any
+test, the per-example outputs must reproduce the value the board prints, on the same
+examples on both sides; where they cannot (a mean over seeds, a representative run of
+several, other examples, nothing kept) the comparison says so instead of testing a
+neighbouring statistic. The tests of one comparison are Holm-adjusted together.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,20 +24,34 @@ from typing import Any
 import numpy as np
 
 from posharness.io import json_object_lines
-from posharness.leaderboard import Leaderboard, Row, load
-from posharness.results import read_result
+from posharness.leaderboard import Leaderboard, Row, Score, load
+from posharness.metric_types import MetricType, metric_type
+from posharness.paired_resampling import paired_replicates
+from posharness.paired_tests import (
+    RESAMPLES,
+    PairedTest,
+    adjust,
+    bootstrap_of_aggregate,
+    mcnemar,
+    permutation_test,
+)
+from posharness.results import CellResult, read_result
 
-RESAMPLES = 2000
+# How far per-example outputs may be from the board's value and still be the same
+# statistic: float summation order, and values the board rounded through JSON.
+REPRODUCE_TOLERANCE = 1e-6
+REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's entries
 
 
 @dataclass
-class PairedTest:
-    name: str  # "mcnemar-exact" | "paired-permutation" | "paired-bootstrap"
-    n: int
-    mean_delta: float
-    p_value: float
-    ci_low: float | None = None
-    ci_high: float | None = None
+class CellOutputs:
+    """What a cell kept for paired tests: per-example rows and common-resample replicates."""
+
+    examples: dict[str, dict[str, Any]]  # example id → row
+    replicates: dict[str, Any] | None = None  # paired_resampling.replicates(...)
+
+
+Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
 
 
 @dataclass
@@ -44,6 +61,7 @@ class MetricComparison:
     b: float | None
     test: PairedTest | None
     note: str  # why there is no test, or what the test was run on
+    kind: MetricType | None = None  # the metric's declared type
 
     @property
     def delta(self) -> float | None:
@@ -80,14 +98,20 @@ def model_name(spec: str) -> str:
     return spec if spec.startswith("hf:") else spec.partition("@")[0]
 
 
+def _limits(row: Row) -> tuple[Any, Any]:
+    return row.settings.get("limit"), row.settings.get("train_limit")
+
+
 def pair_rows(
     left: Leaderboard, right: Leaderboard, keep: RowFilter = RowFilter()
 ) -> list[tuple[Row, Row]]:
-    """One pair per (model, mode, limit) both boards hold — never a cross product.
+    """One pair per (model, mode, limits) both boards hold — never a cross product.
 
     Models match by spec; failing that by registered name (``tupe-r`` before training
     against ``tupe-r@checkpoint`` after); failing that, when each board holds one model,
-    those two. Rows of other limits are never paired with each other.
+    those two. Rows of other limits are never paired with each other; other settings (a
+    forced attention path, the device kind, a reference corpus) may differ, since eager
+    against SDPA or GPU against CPU are comparisons worth making.
     """
     a_rows = [r for r in left.rows if keep.keeps(r)]
     b_rows = [r for r in right.rows if keep.keeps(r)]
@@ -95,12 +119,13 @@ def pair_rows(
     if _one_model_each(a_rows, b_rows):
         matchers.append(lambda r: "the one model")
     for identify in matchers:
-        # mode and limits must agree; a forced attention path (key[4]) and the device kind
-        # (key[5]) may differ, since eager against SDPA and GPU against CPU are
-        # comparisons worth making
-        b_index = {(identify(b), *b.key[1:4]): b for b in b_rows}
+        b_index: dict[tuple[Any, ...], Row] = {}
+        for b in b_rows:
+            b_index.setdefault((identify(b), b.mode, *_limits(b)), b)
         pairs = [
-            (a, b_index[key]) for a in a_rows if (key := (identify(a), *a.key[1:4])) in b_index
+            (a, b_index[key])
+            for a in a_rows
+            if (key := (identify(a), a.mode, *_limits(a))) in b_index
         ]
         if pairs:
             return pairs
@@ -112,6 +137,7 @@ def _one_model_each(a_rows: list[Row], b_rows: list[Row]) -> bool:
 
 
 def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> list[RowComparison]:
+    """Every paired row of two boards, its metrics tested, Holm-adjusted together."""
     left, right = load(path_a), load(path_b)
     out = []
     for a, b in pair_rows(left, right, keep):
@@ -122,122 +148,245 @@ def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> 
         ]
         missing: list[str] = []
         not_bundled: list[str] = []
-        examples_a = _examples_by_task(a, path_a, missing, not_bundled)
-        examples_b = _examples_by_task(b, path_b, missing, not_bundled)
-        metrics = []
-        for key in keys:
-            task, metric = key.split("/", 1)
-            test, note = paired_test(examples_a.get(task), examples_b.get(task), metric)
-            metrics.append(
-                MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note)
-            )
+        outputs_a = row_outputs_from_files(a, path_a, missing, not_bundled)
+        outputs_b = row_outputs_from_files(b, path_b, missing, not_bundled)
+        metrics = compare_metrics(keys, a, b, outputs_a, outputs_b)
         out.append(RowComparison(a, b, metrics, missing, not_bundled))
+    adjust_comparisons([m for row in out for m in row.metrics])
     return out
 
 
-def _examples_by_task(
+def compare_metrics(
+    keys: list[str], a: Row, b: Row, outputs_a: Outputs, outputs_b: Outputs
+) -> list[MetricComparison]:
+    metrics = []
+    for key in keys:
+        task, metric = key.split("/", 1)
+        kind = metric_type(task, metric)
+        test, note = paired_test(
+            outputs_a.get(task), outputs_b.get(task), metric, kind, a.scores[key], b.scores[key]
+        )
+        metrics.append(
+            MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note, kind)
+        )
+    return metrics
+
+
+def adjust_comparisons(metrics: list[MetricComparison]) -> None:
+    """Holm across every test one comparison prints."""
+    adjust([m.test for m in metrics if m.test is not None])
+
+
+# -- where the per-example outputs come from --------------------------------------------
+
+
+def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
+    """A result file's kept outputs: its examples file and its replicates."""
+    replicates = result.details.get(REPLICATES_KEY)
+    examples: dict[str, dict[str, Any]] = {}
+    if result.examples_file is not None:
+        examples_path = path.parent / result.examples_file
+        if examples_path.exists():
+            lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
+            examples = {str(e["id"]): e for _, e in lines if "id" in e}
+    if not examples and not replicates:
+        return None
+    return CellOutputs(examples, replicates)
+
+
+def outputs_of_bundle_entry(entry: dict[str, Any]) -> CellOutputs:
+    rows = {str(e["id"]): e for e in entry.get("examples", []) if "id" in e}
+    return CellOutputs(rows, entry.get(REPLICATES_KEY))
+
+
+def row_outputs(
+    row: Row,
+    board: Path,
+    at_hand: Callable[[str], tuple[Path, CellResult] | None],
+    bundle: dict[str, Any],
+    missing: list[str],
+    not_bundled: list[str] | None = None,
+) -> Outputs:
+    """task → the outputs of the lowest seed that kept any: from the result files at
+    hand (``at_hand`` finds one by the path the board names), else from the board's
+    bundle; result files found in neither are added to ``missing``."""
+    kept: dict[str, tuple[int, CellOutputs]] = {}
+
+    def keep(task: str, seed: int, outputs: CellOutputs | None) -> None:
+        if outputs is not None and (task not in kept or kept[task][0] > seed):
+            kept[task] = (seed, outputs)
+
+    for relative in row.results:
+        found = at_hand(relative)
+        if found is None:
+            entry = bundle.get(Path(relative).as_posix())
+            if entry is not None:
+                keep(entry["task"], entry["seed"], outputs_of_bundle_entry(entry))
+                continue
+            shown = os.path.normpath(board.parent / relative)  # no "board/../../"
+            if shown not in missing:  # both sides may name one file
+                missing.append(shown)
+                if bundle and not_bundled is not None:
+                    not_bundled.append(shown)
+            continue
+        path, result = found
+        keep(result.task.name, result.seed, outputs_of_result(path, result))
+    return {task: outputs for task, (_, outputs) in kept.items()}
+
+
+def row_outputs_from_files(
     row: Row, board: Path, missing: list[str], not_bundled: list[str]
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """task → example id → example, from the lowest seed of each task that kept examples;
-    from the result files, else from the board's bundle (``example_bundle``); result
-    files found in neither are added to ``missing``."""
+) -> Outputs:
+    """``row_outputs`` with result files looked for beside the board, where it names them."""
     from posharness.example_bundle import read_bundle
 
-    found: dict[str, tuple[int, dict[str, dict[str, Any]]]] = {}
-    bundle = read_bundle(board)
-    base = board.parent
-    for relative in row.results:
-        path = base / relative
-        if not path.exists():
-            kept = bundle.get(Path(relative).as_posix())
-            if kept is None:
-                shown = os.path.normpath(path)  # no "board/../../" in messages
-                if shown not in missing:  # both sides may name one file
-                    missing.append(shown)
-                    if bundle:
-                        not_bundled.append(shown)
-            elif kept["task"] not in found or found[kept["task"]][0] > kept["seed"]:
-                rows = {str(e["id"]): e for e in kept["examples"] if "id" in e}
-                found[kept["task"]] = (kept["seed"], rows)
-            continue
-        result = read_result(path)
-        if result.examples_file is None:
-            continue
-        if result.task.name in found and found[result.task.name][0] <= result.seed:
-            continue
-        examples_path = path.parent / result.examples_file
-        if not examples_path.exists():
-            continue
-        lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
-        examples = [example for _, example in lines]
-        found[result.task.name] = (result.seed, {str(e["id"]): e for e in examples if "id" in e})
-    return {task: examples for task, (_, examples) in found.items()}
+    def beside(relative: str) -> tuple[Path, CellResult] | None:
+        path = board.parent / relative
+        return (path, read_result(path)) if path.exists() else None
+
+    return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)
+
+
+# -- the test of one metric --------------------------------------------------------------
 
 
 def paired_test(
-    a: dict[str, dict[str, Any]] | None, b: dict[str, dict[str, Any]] | None, metric: str
+    a: CellOutputs | None,
+    b: CellOutputs | None,
+    metric: str,
+    kind: MetricType,
+    score_a: Score,
+    score_b: Score,
 ) -> tuple[PairedTest | None, str]:
+    """The paired test of ``metric``'s Δ as the board prints it, or why there is none."""
+    if kind.aggregate == "cell":
+        return None, "one value per cell, nothing per example to resample: no paired test"
+    seeds = max(score_a.n_seeds, score_b.n_seeds)
+    if seeds > 1:
+        return None, (
+            f"the board's value is a mean over {seeds} seeds and per-example outputs are "
+            "one seed's: no paired test of that mean"
+        )
     if a is None or b is None:
         return None, "no per-example outputs on both sides: no paired test possible"
-    shared = sorted(k for k in a.keys() & b.keys() if metric in a[k] and metric in b[k])
-    if not shared:
-        shared = _scored_on(a, b, metric)
-        if len(shared) >= 2:
-            return paired_bootstrap(a, b, shared, metric), (
-                f"paired bootstrap of {metric} over {len(shared)} shared predictions"
-            )
-        if not any(metric in row for side in (a, b) for row in side.values()):
+    if kind.aggregate == "mean":
+        return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean)
+    return _test_aggregate(a, b, metric, score_a.mean, score_b.mean)
+
+
+def _reproduces(value: float, reported: float) -> bool:
+    return math.isclose(value, reported, rel_tol=REPRODUCE_TOLERANCE, abs_tol=REPRODUCE_TOLERANCE)
+
+
+def _test_mean(
+    a: dict[str, dict[str, Any]],
+    b: dict[str, dict[str, Any]],
+    metric: str,
+    kind: MetricType,
+    reported_a: float,
+    reported_b: float,
+) -> tuple[PairedTest | None, str]:
+    ids_a = {k for k, row in a.items() if metric in row}
+    ids_b = {k for k, row in b.items() if metric in row}
+    if not ids_a and not ids_b:
+        if not kind.declared:
             return None, (
-                f"'{metric}' has one value per cell, none per example: no paired test possible"
+                f"'{metric}' declares no aggregation and its examples carry no values: "
+                "no paired test (never a guessed one)"
             )
-        return None, f"no shared examples with per-example '{metric}': no paired test possible"
-    x = np.array([float(a[k][metric]) for k in shared])
-    y = np.array([float(b[k][metric]) for k in shared])
+        return None, f"the examples carry no per-example '{metric}': no paired test possible"
+    if ids_a != ids_b:
+        return None, (
+            f"the cells scored different examples (A {len(ids_a)}, B {len(ids_b)}, "
+            f"{len(ids_a & ids_b)} shared): the printed Δ is not a paired difference"
+        )
+    shared = sorted(ids_a)
     if len(shared) < 2:
         return None, "one shared example: too few for a paired test"
-    binary = set(np.unique(np.concatenate([x, y]))) <= {0.0, 1.0}
-    test = mcnemar(x, y) if binary else permutation_test(x, y)
-    return test, f"paired over {len(shared)} shared examples"
+    x = np.array([float(a[k][metric]) for k in shared])
+    y = np.array([float(b[k][metric]) for k in shared])
+    if not (_reproduces(float(x.mean()), reported_a) and _reproduces(float(y.mean()), reported_b)):
+        return None, (
+            f"the mean of the per-example '{metric}' ({x.mean():.6g}, {y.mean():.6g}) is not "
+            f"the board's value ({reported_a:.6g}, {reported_b:.6g}): they are of another "
+            "run, so no paired test of the printed Δ"
+        )
+    test = mcnemar(x, y) if kind.outcome == "binary" else permutation_test(x, y)
+    # The printed Δ is the boards' difference; the examples reproduce it up to summation
+    # order (checked above), so the interval moves by that rounding, never more.
+    shift = (reported_b - reported_a) - test.delta
+    test.delta += shift
+    if test.ci_low is not None and test.ci_high is not None:
+        test.ci_low, test.ci_high = test.ci_low + shift, test.ci_high + shift
+    return test, f"paired over {len(shared)} examples ({kind.label})"
 
 
-def _scored_on(
-    a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], metric: str
-) -> list[str]:
-    """Shared examples whose gold and predictions determine ``metric`` (F1, MCC, r, rho).
+def _test_aggregate(
+    a: CellOutputs, b: CellOutputs, metric: str, reported_a: float, reported_b: float
+) -> tuple[PairedTest | None, str]:
+    delta = reported_b - reported_a
+    drawn = paired_replicates(a.replicates, b.replicates, metric)
+    if not isinstance(drawn, str):
+        left, right = drawn
+        n = int((a.replicates or {}).get("n", 0)) or len(a.examples)
+        on = f"{len(left)} common resamples of the examples"
+        test = bootstrap_of_aggregate(delta, right - left, n, on)
+        return test, f"paired bootstrap of the aggregate over {on}"
+    from_predictions = _bootstrap_predictions(
+        a.examples, b.examples, metric, reported_a, reported_b
+    )
+    if from_predictions is not None:
+        return from_predictions
+    if not a.replicates and not b.replicates:
+        drawn = "the cells kept neither replicates of it nor predictions to recompute it"
+    return None, f"'{metric}' is computed from all examples at once; {drawn}: no paired test"
 
-    Fine-tune rows carry ``prefix``, ``label`` and ``prediction``; a metric such as
-    ``dev_spearman`` is computed on the rows with prefix ``dev_``.
-    """
-    from posharness.scoring import METRIC_NAMES
 
-    shared = []
-    for key in sorted(a.keys() & b.keys()):
-        left, right = a[key], b[key]
-        if not {"label", "prediction"} <= left.keys() & right.keys():
-            continue
-        prefix = str(left.get("prefix", ""))
-        known = metric.startswith(prefix) and metric[len(prefix) :] in METRIC_NAMES
-        if known and left["label"] == right["label"]:
-            shared.append(key)
-    return shared
+def _bootstrap_predictions(
+    a: dict[str, dict[str, Any]],
+    b: dict[str, dict[str, Any]],
+    metric: str,
+    reported_a: float,
+    reported_b: float,
+) -> tuple[PairedTest | None, str] | None:
+    """F1, Matthews, Pearson, Spearman recomputed from gold and predictions on each joint
+    resample; None when the rows carry no predictions for ``metric``."""
+    from posharness.scoring import METRIC_NAMES, replicate_scores
 
+    def rows_for(side: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        scored = {}
+        for key, row in side.items():
+            if not {"label", "prediction"} <= row.keys():
+                continue
+            prefix = str(row.get("prefix", ""))
+            if metric.startswith(prefix) and metric[len(prefix) :] in METRIC_NAMES:
+                scored[key] = row
+        return scored
 
-def paired_bootstrap(
-    a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], shared: list[str], metric: str
-) -> PairedTest:
-    """B − A of a metric that is not a mean over examples, on the same resamples.
-
-    Both models are scored on each resample of the shared examples; the p-value is the
-    two-sided share of resampled deltas on the far side of zero.
-    """
-    from posharness.scoring import replicate_scores
-
-    prefix = str(a[shared[0]].get("prefix", ""))
-    base = metric[len(prefix) :]
-    gold = np.array([a[k]["label"] for k in shared])
-    runs = [np.array([side[k]["prediction"] for k in shared]) for side in (a, b)]
+    left, right = rows_for(a), rows_for(b)
+    if not left or not right:
+        return None
+    if left.keys() != right.keys():
+        return None, (
+            f"the cells scored different examples (A {len(left)}, B {len(right)}): the "
+            "printed Δ is not a paired difference"
+        )
+    shared = sorted(left)
+    if any(left[k]["label"] != right[k]["label"] for k in shared):
+        return None, "the two sides hold different gold labels for the same examples"
+    if len(shared) < 2:
+        return None, "one shared example: too few for a paired test"
+    base = metric[len(str(left[shared[0]].get("prefix", ""))) :]
+    gold = np.array([left[k]["label"] for k in shared])
+    runs = [np.array([side[k]["prediction"] for k in shared]) for side in (left, right)]
     replicate = replicate_scores(base, gold, runs)
     full = replicate(np.arange(len(shared))[None, :])[0]
+    if not (_reproduces(float(full[0]), reported_a) and _reproduces(float(full[1]), reported_b)):
+        return None, (
+            f"'{metric}' recomputed from the kept predictions ({full[0]:.6g}, {full[1]:.6g}) "
+            f"is not the board's ({reported_a:.6g}, {reported_b:.6g}): the predictions are "
+            "one run's of several, so no paired test of the printed Δ"
+        )
     rng = np.random.default_rng(0)
     deltas = np.concatenate(
         [
@@ -245,46 +394,6 @@ def paired_bootstrap(
             for _ in range(RESAMPLES // 200)
         ]
     )
-    p = min(1.0, 2 * min(float(np.mean(deltas <= 0)), float(np.mean(deltas >= 0))))
-    low, high = np.quantile(deltas, [0.025, 0.975])
-    return PairedTest(
-        "paired-bootstrap", len(shared), float(full[1] - full[0]), p, float(low), float(high)
-    )
-
-
-def mcnemar(x: np.ndarray, y: np.ndarray) -> PairedTest:
-    """Exact McNemar: only the discordant pairs carry information."""
-    from scipy.stats import binomtest
-
-    only_a = int(np.sum((x == 1) & (y == 0)))
-    only_b = int(np.sum((x == 0) & (y == 1)))
-    discordant = only_a + only_b
-    p = 1.0 if discordant == 0 else binomtest(only_b, discordant, 0.5).pvalue
-    return PairedTest("mcnemar-exact", len(x), float(np.mean(y - x)), float(p))
-
-
-def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
-    from scipy import stats
-
-    diff = y - x
-    if np.allclose(diff, 0.0):
-        return PairedTest("paired-permutation", len(x), 0.0, 1.0, 0.0, 0.0)
-    rng = np.random.default_rng(seed)
-    perm = stats.permutation_test(
-        (x, y),
-        lambda u, v, axis: np.mean(v - u, axis=axis),
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=RESAMPLES,
-        rng=rng,
-    )
-    boot = stats.bootstrap((diff,), np.mean, n_resamples=RESAMPLES, rng=rng, method="percentile")
-    low, high = boot.confidence_interval
-    return PairedTest(
-        "paired-permutation",
-        len(x),
-        float(diff.mean()),
-        float(perm.pvalue),
-        float(low),
-        float(high),
-    )
+    on = f"{len(shared)} examples' gold labels and predictions"
+    test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on)
+    return test, f"paired bootstrap of {metric} recomputed from {on}"

@@ -3,7 +3,9 @@ run its paired tests on a fresh clone, where the result folders a board was buil
 are not at hand.
 
 ``<board>.examples.json.gz`` maps each result file the board points to (relative to the
-board, as in its rows) to that cell's task, seed and per-example rows. Gzip without a
+board, as in its rows) to that cell's task, seed and per-example rows, and, where the cell
+kept them, its common-resample replicates (``paired_replicates``: what a paired bootstrap
+of an aggregate such as an averaged map's symmetry needs). Gzip without a
 timestamp, keys sorted: the same results give the same bytes.
 """
 
@@ -28,17 +30,30 @@ def bundle_path(board: Path) -> Path:
 
 def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | None:
     """The per-example rows of every result that kept them; None when none did."""
+    from posharness.compare import REPLICATES_KEY
+
     entries: dict[str, Any] = {}
     for path, result in results:
-        if result.examples_file is None or not (path.parent / result.examples_file).exists():
+        replicates = result.details.get(REPLICATES_KEY)
+        has_rows = (
+            result.examples_file is not None and (path.parent / result.examples_file).exists()
+        )
+        if not has_rows and not replicates:
             continue
-        rows = json_object_lines(path.parent / result.examples_file, "one per-example output")
+        rows = (
+            json_object_lines(path.parent / result.examples_file, "one per-example output")
+            if has_rows and result.examples_file is not None
+            else []
+        )
         key = relative_to_board(path, board.parent)  # as the board's rows name it
-        entries[Path(key).as_posix()] = {
+        entry: dict[str, Any] = {
             "task": result.task.name,
             "seed": result.seed,
             "examples": [row for _, row in rows],
         }
+        if replicates:  # the common-resample replicates behind aggregates' paired tests
+            entry[REPLICATES_KEY] = replicates
+        entries[Path(key).as_posix()] = entry
     if not entries:
         return None
     target = bundle_path(board)

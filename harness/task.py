@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from posharness.errors import OptionError
+from posharness.metric_types import MetricType
 from posharness.results import Metric
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class TaskSpec:
     # for the word-swap probes, which train and reuse the ``snli`` classifier, so
     # ``snli.train=FILE`` reaches them in a run that names only ``shuffle_sr``.
     borrows: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # How each metric is made from the examples (posharness.metric_types): what `compare`
+    # tests. A metric declared nowhere is read as a mean of continuous per-example values.
+    metric_types: Mapping[str, MetricType] = field(default_factory=dict)
 
 
 @dataclass

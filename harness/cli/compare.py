@@ -18,6 +18,14 @@ from posharness.cli.options import include_option, split_commas
 )
 @click.option("--mode", "modes", multiple=True, metavar="MODES", help="Only these modes.")
 @click.option("--task", "tasks", multiple=True, metavar="TASKS", help="Only these tasks.")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["table", "md", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table: rich tables; md: Markdown for a paper; csv or json: every field, for scripts.",
+)
 @include_option
 def compare(
     a: Path,
@@ -26,11 +34,15 @@ def compare(
     models: tuple[str, ...],
     modes: tuple[str, ...],
     tasks: tuple[str, ...],
+    form: str,
 ) -> None:
     """Per-task deltas B − A between two leaderboards, with paired tests.
 
     Rows pair by model and mode (a model matches by spec, else by registered name, so
-    `tupe-r` before training meets `tupe-r@CHECKPOINT` after); one table per pair.
+    `tupe-r` before training meets `tupe-r@CHECKPOINT` after); one table per pair. Each
+    metric is tested on exactly the statistic shown, by the test its type declares
+    (McNemar, sign-flip permutation, or a paired bootstrap of the aggregate), with a 95 %
+    paired-bootstrap interval and Holm-adjusted p-values across everything printed.
     """
     from posharness.cli.console import print_comparison
     from posharness.compare import RowFilter
@@ -38,4 +50,4 @@ def compare(
     keep = RowFilter(
         tuple(split_commas(models)), tuple(split_commas(modes)), tuple(split_commas(tasks))
     )
-    print_comparison(a, b, all_metrics, keep)
+    print_comparison(a, b, all_metrics, keep, form)

@@ -146,7 +146,8 @@ def _comparison(comparison: ComparisonView) -> str:
     lines = [
         f"# {comparison.a.name} → {comparison.b.name}",
         "",
-        f"Δ = B − A; paired tests as `posharness compare` computes them; n.s. = p ≥ {model.ALPHA}.",
+        f"Δ = B − A; paired tests as `posharness compare` computes them, on the printed "
+        f"statistic; p (Holm) adjusted across this page; n.s. = adjusted p ≥ {model.ALPHA}.",
         "",
     ]
     if not comparison.pairs:
@@ -164,17 +165,22 @@ def _comparison(comparison: ComparisonView) -> str:
                     model.plain(c.a),
                     model.plain(c.b),
                     model.signed(c.delta),
-                    test.name if test else "no test",
-                    f"{test.p_value:.4g}" if test else "–",
                     f"[{model.signed(test.ci_low)}, {model.signed(test.ci_high)}]"
                     if test and test.ci_low is not None
                     else "–",
+                    test.name if test else "no test",
+                    model.p_text(test.p_value if test else None),
+                    model.p_text(test.p_adjusted if test else None),
+                    model.effect_text(test.effect_size if test else None),
                     str(test.n) if test else "–",
                     f"p < {model.ALPHA}" if verdict else ("n.s." if verdict is False else c.note),
                 ]
             )
-        header = ["task/metric", "A", "B", "B − A", "test", "p", "95% CI of Δ", "n", "verdict"]
-        lines += _table(header, rows, {1, 2, 3, 5, 7})
+        header = [
+            "task/metric", "A", "B", "B − A", "95% CI of Δ", "test", "p", "p (Holm)", "d_z", "n",
+            "verdict",
+        ]  # fmt: skip
+        lines += _table(header, rows, {1, 2, 3, 6, 7, 8, 9})
         if pair.missing:
             lines += [
                 "",

@@ -225,7 +225,10 @@ def when(timestamp: str) -> str:
 
 
 def signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.4f}"
+    """A difference that never reads ±0.0000 unless it is zero (``paired_tests``)."""
+    from posharness.paired_tests import format_delta
+
+    return format_delta(value)
 
 
 def plain(value: float | None) -> str:
@@ -233,7 +236,16 @@ def plain(value: float | None) -> str:
 
 
 def significant(comparison: MetricComparison) -> bool | None:
-    """True / False by the paired test at ``ALPHA``; None when there is no test."""
+    """True / False by the Holm-adjusted p of the paired test at ``ALPHA``; None when
+    there is no test."""
     if comparison.test is None:
         return None
-    return comparison.test.p_value < ALPHA
+    return comparison.test.significant(ALPHA)
+
+
+def p_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def effect_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.2f}"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.adapter import FineTunable
 from posharness.errors import OptionError
+from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.finetune.data.locate import DATASETS
 from posharness.tasks.finetune.profiles import PROFILES, Profile
@@ -358,6 +359,12 @@ def task_spec(profile: Profile) -> TaskSpec:
         requires=(FineTunable,),
         data_source=f"{dataset.title} ({dataset.folder})",
         defaults=_defaults(profile),
+        # accuracy is a mean of per-example correctness (McNemar); F1, Matthews and the
+        # correlations are computed on every prediction at once (paired bootstrap)
+        metric_types={
+            "accuracy": MEAN_BINARY,
+            **{name: OF_EXAMPLES for name in ("f1", "matthews", "pearson", "spearman")},
+        },
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from posharness.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
+from posharness.metric_types import MEAN_CONTINUOUS, OF_EXAMPLES, PER_CELL, MetricType
 from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
     PROBE_OPTIONS,
@@ -28,6 +29,42 @@ from posharness.tasks.geometry.identical_word import (
 from posharness.tasks.geometry.positional_term import positional_term
 
 GEOMETRY = ("locality", "symmetry", "symmetry_magnitude")
+SUFFIXES = ("", "_no_special")
+
+
+def metric_types() -> dict[str, MetricType]:
+    """What ``compare`` tests. Locality is linear in the map (Chen et al. Eq. 6: a fixed
+    weight per cell), so the locality of the words' averaged map is the mean of the
+    per-word localities; symmetry (Eq. 7, min-max normalised per row) is not, and the
+    special-token variants renormalise the averaged rows: those are functions of all the
+    words, tested on common-resample replicates. The positional term is one matrix per
+    model: nothing to resample."""
+    types: dict[str, MetricType] = {}
+    for suffix in SUFFIXES:
+        for name in GEOMETRY:
+            types[name + suffix] = OF_EXAMPLES
+            types[f"positional_term_{name}{suffix}"] = PER_CELL
+    types["locality"] = MEAN_CONTINUOUS
+    return types
+
+
+def common_resample_replicates(
+    words: list[str], per_word: np.ndarray, drop: tuple[int, ...], count: int
+) -> dict[str, Any]:
+    """Each metric on the same resamples of the words as every other cell probed with
+    these words (``paired_resampling``), so ``compare`` can take a paired bootstrap of
+    the averaged map's geometry between two models without keeping any map."""
+    from posharness.paired_resampling import replicates
+
+    def statistic(draw: np.ndarray) -> dict[str, float]:
+        average = per_word[draw].mean(axis=0)
+        values = {}
+        for suffix, positions in (("", ()), ("_no_special", drop)):
+            for name, value in geometry(average, positions).items():
+                values[name + suffix] = value
+        return values
+
+    return replicates(list(words), statistic, count)
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -78,7 +115,9 @@ class LocalitySymmetry:
         + ("positional_term_locality", "positional_term_symmetry"),
         needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="identical-word probe (random whole words from the model's vocabulary)",
-        defaults={**PROBE_OPTIONS, "bootstrap": 200, "figures": True},
+        # paired_replicates: common resamples kept for `compare` (0: none kept)
+        defaults={**PROBE_OPTIONS, "bootstrap": 200, "paired_replicates": 1000, "figures": True},
+        metric_types=metric_types(),
     )
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
@@ -87,7 +126,7 @@ class LocalitySymmetry:
         drop = probe.special_positions
         n_words = len(probe.words)
         metrics: dict[str, Metric] = {}
-        for suffix, positions in (("", ()), ("_no_special", drop)):
+        for suffix, positions in zip(SUFFIXES, ((), drop), strict=True):
             values = geometry(attention.average, positions)
             spread = bootstrap_interval(
                 attention.per_word, positions, int(ctx.options["bootstrap"]), ctx.seed
@@ -104,6 +143,11 @@ class LocalitySymmetry:
             "per_layer_no_special": [geometry(m, drop) for m in attention.per_layer],
             "per_head": [[geometry(m) for m in layer] for layer in attention.per_layer_head],
         }
+        replicates = common_resample_replicates(
+            list(probe.words), attention.per_word, drop, int(ctx.options["paired_replicates"])
+        )
+        if replicates:
+            details["paired_replicates"] = replicates
         examples = []
         for word, token_id, matrix in zip(
             probe.words, probe.token_ids, attention.per_word, strict=True

@@ -27,6 +27,7 @@ import numpy as np
 
 from posharness.adapter import HIDDEN, mode_identity
 from posharness.errors import OptionError
+from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.senteval.catalog import BY_NAME, ProbingTask
 
@@ -191,4 +192,12 @@ def task_spec(task: ProbingTask) -> TaskSpec:
         needs=frozenset({HIDDEN}),
         data_source="SentEval probing files (senteval/probing) or build-probes senteval",
         defaults=dict(DEFAULTS),
+        # test accuracy at the layer picked on dev: a mean of per-sentence correctness;
+        # selectivity is a difference of two classifiers' accuracies, the rest are one
+        # number per cell
+        metric_types={
+            **{name: MEAN_BINARY for name in ("accuracy", "control_accuracy", "dev_accuracy")},
+            "selectivity": OF_EXAMPLES,
+            **{name: PER_CELL for name in ("best_layer", "chance", "majority")},
+        },
     )

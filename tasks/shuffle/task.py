@@ -26,6 +26,7 @@ import numpy as np
 
 from posharness.adapter import FineTunable
 from posharness.errors import DataError, OptionError
+from posharness.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.shuffle.probes import RULES
 
@@ -225,6 +226,14 @@ def _hash(identity: Mapping[str, Any]) -> str:
     return hash_obj(dict(identity))
 
 
+BINARY_METRICS = (
+    "original_accuracy",
+    "shuffled_accuracy",
+    "still_entailment",
+    "prediction_changed",
+)
+
+
 def task_spec(probe: str) -> TaskSpec:
     return TaskSpec(
         name=probe,
@@ -238,4 +247,11 @@ def task_spec(probe: str) -> TaskSpec:
         data_source="SNLI 1.0 test with parses (snli/snli_1.0)",
         defaults=_defaults(),
         borrows={"snli": tuple(SNLI_OPTIONS)},
+        # accuracies are means of per-pair correctness; delta a mean of per-pair changes in
+        # {-1, 0, +1}; the p-value and the flip counts are one number per cell
+        metric_types={
+            **{name: MEAN_BINARY for name in BINARY_METRICS},
+            "delta": MEAN_CONTINUOUS,
+            **{name: PER_CELL for name in ("mcnemar_p", "flipped_to_wrong", "flipped_to_right")},
+        },
     )

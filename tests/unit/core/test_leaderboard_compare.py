@@ -9,8 +9,11 @@ import pytest
 
 from posharness import board_views as views
 from posharness import leaderboard as lb
-from posharness.compare import compare_files, mcnemar, paired_test, permutation_test
+from posharness.compare import CellOutputs, compare_files, paired_test
 from posharness.errors import DataError
+from posharness.leaderboard import Score
+from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
+from posharness.paired_tests import mcnemar, permutation_test
 from posharness.results import CellResult, Metric, write_result
 from tests.result_factory import save_cell, synthetic_result, write_examples
 
@@ -64,7 +67,10 @@ def test_empty_results_folder_is_an_error(tmp_path):
         lb.collect_results(tmp_path / "empty")
 
 
-def test_compare_runs_mcnemar_on_paired_correctness(tmp_path):
+def test_compare_tests_an_undeclared_metric_as_a_mean_never_by_its_values(tmp_path):
+    """``probe`` is no registered task, so ``acc`` declares nothing: its 0/1 values are
+    tested as a mean of continuous values (sign-flip permutation), not McNemar because
+    they happen to be 0 and 1; ``aux`` has no per-example values and gets no test."""
     a = [1] * 30 + [0] * 10
     b = [1] * 30 + [1] * 10  # B fixes ten items, breaks none
     write_run(tmp_path / "ra", "m1", "f1", {0: a})
@@ -75,10 +81,41 @@ def test_compare_runs_mcnemar_on_paired_correctness(tmp_path):
     (row,) = compare_files(tmp_path / "ra.json", tmp_path / "rb.json")
     acc = next(m for m in row.metrics if m.key == "probe/acc")
     assert acc.delta == pytest.approx(0.25)
-    assert acc.test.name == "mcnemar-exact"
-    assert acc.test.p_value == pytest.approx(2 * 0.5**10)
+    assert acc.test.name == "paired-permutation" and not acc.kind.declared
+    assert acc.test.ci_low <= acc.delta <= acc.test.ci_high
     aux = next(m for m in row.metrics if m.key == "probe/aux")
-    assert aux.test is None and "no paired test possible" in aux.note
+    assert aux.test is None and "never a guessed one" in aux.note
+
+
+def _outputs(values: dict[str, float], metric: str = "acc") -> CellOutputs:
+    return CellOutputs({k: {"id": k, metric: v} for k, v in values.items()})
+
+
+def _score(value: float, seeds: int = 1) -> Score:
+    return Score(mean=value, n_seeds=seeds)
+
+
+def test_a_declared_binary_mean_gets_exact_mcnemar_on_the_printed_delta():
+    a = {str(i): 1.0 if i < 30 else 0.0 for i in range(40)}
+    b = {str(i): 1.0 for i in range(40)}
+    test, note = paired_test(
+        _outputs(a), _outputs(b), "acc", MEAN_BINARY, _score(0.75), _score(1.0)
+    )
+    assert test.name == "mcnemar-exact" and "40 examples" in note
+    assert test.p_value == pytest.approx(2 * 0.5**10) and test.delta == pytest.approx(0.25)
+    assert test.ci_low <= test.delta <= test.ci_high
+
+
+def test_outputs_that_do_not_reproduce_the_board_value_are_not_tested():
+    """A board value that is a mean over fine-tuning runs, with one run's rows kept, is
+    another statistic: no test of a neighbouring number."""
+    a = {str(i): float(i % 2) for i in range(20)}
+    test, note = paired_test(_outputs(a), _outputs(a), "acc", MEAN_BINARY, _score(0.6), _score(0.5))
+    assert test is None and "not the board's value" in note
+    seeds, why = paired_test(
+        _outputs(a), _outputs(a), "acc", MEAN_BINARY, _score(0.5, 3), _score(0.5)
+    )
+    assert seeds is None and "mean over 3 seeds" in why
 
 
 def test_paired_permutation_detects_a_consistent_shift():
@@ -95,17 +132,21 @@ def test_mcnemar_without_discordant_pairs_is_not_significant():
     assert mcnemar(x, x).p_value == 1.0
 
 
-def test_paired_test_without_shared_examples_explains_itself():
-    test, note = paired_test({"a": {"acc": 1}}, {"b": {"acc": 0}}, "acc")
-    assert test is None and "no shared examples" in note
+def test_paired_test_on_different_examples_explains_itself():
+    test, note = paired_test(
+        _outputs({"a": 1.0}), _outputs({"b": 0.0}), "acc", MEAN_BINARY, _score(1), _score(0)
+    )
+    assert test is None and "different examples" in note
 
 
 def test_a_metric_with_one_value_per_cell_says_so():
     """The positional term is content-free: one matrix per model, no value per probe word,
     so there is nothing to pair — not a matter of missing files."""
-    rows = {"w1": {"id": "w1", "locality": 0.1}, "w2": {"id": "w2", "locality": 0.2}}
-    test, note = paired_test(rows, rows, "positional_term_locality")
-    assert test is None and "one value per cell, none per example" in note
+    rows = _outputs({"w1": 0.1, "w2": 0.2}, "locality")
+    test, note = paired_test(
+        rows, rows, "positional_term_locality", PER_CELL, _score(0.1), _score(0.1)
+    )
+    assert test is None and "one value per cell" in note
 
 
 def test_unchanged_leaderboard_is_not_rewritten(tmp_path):
@@ -128,19 +169,24 @@ def _fine_tune_rows(labels, predictions, prefix=""):
 
 
 def test_metrics_that_are_not_means_get_a_paired_bootstrap_on_stored_predictions():
+    from posharness.scoring import score
+
     rng = np.random.default_rng(0)
     gold = rng.normal(size=300)
     noisy = gold + rng.normal(scale=2.0, size=300)
     sharp = gold + rng.normal(scale=0.3, size=300)
-    a = _fine_tune_rows(gold, noisy, "dev_")
-    b = _fine_tune_rows(gold, sharp, "dev_")
-    test, note = paired_test(a, b, "dev_spearman")
+    a = CellOutputs(_fine_tune_rows(gold, noisy, "dev_"))
+    b = CellOutputs(_fine_tune_rows(gold, sharp, "dev_"))
+    rho_a = _score(score(["spearman"], gold, noisy)["spearman"])
+    rho_b = _score(score(["spearman"], gold, sharp)["spearman"])
+    test, note = paired_test(a, b, "dev_spearman", OF_EXAMPLES, rho_a, rho_b)
     assert test is not None and test.name == "paired-bootstrap" and "300" in note
-    assert test.mean_delta > 0.3 and test.p_value < 0.01 and 0 < test.ci_low < test.ci_high
-    same, _ = paired_test(a, _fine_tune_rows(gold, noisy, "dev_"), "dev_spearman")
-    assert same is not None and same.mean_delta == 0.0 and same.p_value == 1.0
-    missing, why = paired_test(a, b, "spearman")  # no rows carry this metric's prefix
-    assert missing is None and "no paired test" in why
+    assert test.delta > 0.3 and test.p_value < 0.01 and 0 < test.ci_low < test.ci_high
+    assert test.ci_low <= test.delta <= test.ci_high
+    same, _ = paired_test(a, a, "dev_spearman", OF_EXAMPLES, rho_a, rho_a)
+    assert same is not None and same.delta == 0.0 and same.p_value == 1.0
+    missing, why = paired_test(a, b, "spearman", OF_EXAMPLES, rho_a, rho_b)  # no such prefix
+    assert missing is None and "computed from all" in why and "neither replicates" in why
 
 
 def _board_of(

@@ -290,7 +290,7 @@ def test_comparison_page_has_the_paired_tests_of_posharness_compare(study, tmp_p
     assert got == expected and len(comparison.pairs) == 4
     build(study, tmp_path / "out", figure_cache)
     page = (tmp_path / "out" / "compare" / "a--b.html").read_text()
-    assert "mcnemar-exact" in page
+    assert "paired-permutation" in page  # the study's task declares nothing: a mean
     assert '<tr class="sig">' in page  # m-one: 20/60 → 50/60
     assert '<span class="ns">n.s.</span>' in page  # m-two: the same 21/60 on both
     assert "no per-example outputs" in page  # geometry keeps none: said, not invented
