@@ -12,6 +12,10 @@ positions, so R² well above its control means real translation structure.
 Where the model defines a content-free positional term, the logits delta themselves are
 measured too (``positional_term_r2``: the mean over layers and heads; per head in
 ``details``) — TISA's own use of R² on extracted positional scores.
+
+A constant matrix is perfectly Toeplitz, so untrained (uniform) attention would score a
+fine R²: the cell is flagged when the probe's attention per layer and head is within 1 %
+of uniform (``uniformity.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from posharness.tasks.geometry.identical_word import (
     probe_from_options,
 )
 from posharness.tasks.geometry.positional_term import positional_term
+from posharness.tasks.geometry.uniformity import uniform_attention_flags
 
 
 def shuffled_control(matrix: np.ndarray, draws: int, seed: int) -> Metric:
@@ -110,7 +115,10 @@ class Toeplitz:
                 "r2_per_head": per_head,
             }
         for name, matrix in matrices.items():
-            metrics[f"{name}_r2"] = Metric(toeplitz_r2(matrix), n=len(matrix))
+            # n counts examples: the probe words behind an attention map; a Gram matrix or
+            # the positional term is a property of the weights, with no examples behind it.
+            words = len(probe.words) if name.startswith("attention") else None
+            metrics[f"{name}_r2"] = Metric(toeplitz_r2(matrix), n=words)
             metrics[f"{name}_r2_shuffled"] = shuffled_control(matrix, draws, ctx.seed)
         details["attention_r2_per_layer"] = [toeplitz_r2(m) for m in attention.per_layer]
         details["attention_r2_per_head"] = [
@@ -122,6 +130,7 @@ class Toeplitz:
             details=details,
             artifacts=artifacts,
             settings={"words": len(probe.words), "length": probe.length, "controls": draws},
+            flags=uniform_attention_flags(attention.per_layer_head),
         )
 
     def _gram_figure(self, model: ModelAdapter, ctx: TaskContext, gram: np.ndarray):
