@@ -144,7 +144,10 @@ class LocalitySymmetry:
             "per_head": [[geometry(m) for m in layer] for layer in attention.per_layer_head],
         }
         replicates = common_resample_replicates(
-            list(probe.words), attention.per_word, drop, int(ctx.options["paired_replicates"])
+            list(probe.words),
+            attention.per_word,
+            drop,
+            int(ctx.options.get("paired_replicates", 0)),
         )
         if replicates:
             details["paired_replicates"] = replicates
@@ -172,9 +175,14 @@ class LocalitySymmetry:
             }
             if ctx.options["figures"]:
                 artifacts.append(self._term_figure(model, ctx, weights))
+        from posharness.tasks.geometry.uniformity import uniform_attention_flags
+
         return TaskResult(
             metrics=metrics,
             data_hash=probe.input_hash[:16],
+            # untrained attention is flat, and flat maps still score a locality and a
+            # symmetry: say so rather than let them read as a positional pattern
+            flags=uniform_attention_flags(attention.per_layer_head),
             details=details,
             examples=examples,
             artifacts=artifacts,

@@ -77,10 +77,10 @@ class BandedAttentionEncoder:
         return torch.cat([torch.sin(positions * freqs), torch.cos(positions * freqs)], dim=1)
 
 
-def context(tmp_path: Path, options: dict, seed: int = 0) -> TaskContext:
+def context(tmp_path: Path, options: dict, seed: int = 0, model=None) -> TaskContext:
     from posharness.batching import BatchedEncoder
 
-    model = BandedAttentionEncoder()
+    model = model or BandedAttentionEncoder()
     return TaskContext(
         mode=Mode.BOTH,
         seed=seed,
@@ -135,6 +135,39 @@ def test_locality_task_reports_the_closed_form_value(tmp_path):
     assert result.metrics["locality"].value == pytest.approx(expected, abs=1e-7)
     assert result.metrics["symmetry_magnitude_no_special"].value == pytest.approx(1.0)
     assert len(result.examples) == 6
+
+
+class FlatAttentionEncoder(BandedAttentionEncoder):
+    """An encoder that has not learned to attend: every row uniform."""
+
+    def fingerprint(self) -> str:
+        return "flat-0"
+
+    @staticmethod
+    def banded(n: int) -> torch.Tensor:
+        return torch.full((n, n), 1.0 / n, dtype=torch.float64)
+
+
+def test_locality_task_flags_flat_attention_and_not_a_local_pattern(tmp_path):
+    options = {"words": 6, "length": 12, "bootstrap": 0, "figures": False}
+    banded = LocalitySymmetry().run(BandedAttentionEncoder(), context(tmp_path, options))
+    flat_model = FlatAttentionEncoder()
+    flat = LocalitySymmetry().run(flat_model, context(tmp_path / "f", options, model=flat_model))
+    assert banded.flags == []
+    assert len(flat.flags) == 1 and flat.flags[0].startswith("near-uniform attention")
+
+
+def test_locality_task_keeps_common_resample_replicates_for_compare(tmp_path):
+    options = {"words": 6, "length": 12, "bootstrap": 0, "figures": False}
+    options["paired_replicates"] = 50
+    result = LocalitySymmetry().run(BandedAttentionEncoder(), context(tmp_path, options))
+    kept = result.details["paired_replicates"]
+    assert kept["count"] == 50 and kept["n"] == 6
+    assert set(kept["values"]) == {"locality", "symmetry", "symmetry_magnitude"} | {
+        f"{m}_no_special" for m in ("locality", "symmetry", "symmetry_magnitude")
+    }
+    # every word's map is the same band, so every resample's average is too
+    assert kept["values"]["locality"] == pytest.approx([result.metrics["locality"].value] * 50)
 
 
 def test_toeplitz_task_separates_structure_from_its_shuffled_control(tmp_path):
