@@ -26,7 +26,7 @@ def probe_result(
     seed: int,
 ) -> TaskResult:
     """Metrics, per-example rows and details of one probe from its two prediction vectors."""
-    from posharness.compare import mcnemar
+    from posharness.paired_tests import mcnemar
 
     gold_original = np.array([LABELS.index(r["original"]["label"]) for r in records])
     gold_changed = np.array([LABELS.index(r["label"]) for r in records])
