@@ -306,13 +306,22 @@ def plan(
 
 
 def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: Any) -> _T | None:
-    """Run one planning step; a user error joins ``problems`` (once) instead of stopping."""
+    """Run one planning step; a user error joins ``problems`` (once) instead of stopping.
+
+    A step that found several problems itself (:class:`PlanProblems`, e.g. a word-swap
+    probe missing both its SNLI source and the classifier's training data) adds each.
+    """
     try:
         return step(*args)
+    except PlanProblems as several:
+        found: list[PosharnessError] = [PosharnessError(text) for text in several.problems]
     except PosharnessError as exc:
-        if all(str(exc) != str(seen) for seen in problems):
-            problems.append(exc)
-        return None
+        found = [exc]
+    seen = {" ".join(str(problem).split()) for problem in problems}
+    for problem in found:
+        if " ".join(str(problem).split()) not in seen:  # a shared input is named once
+            problems.append(problem)
+    return None
 
 
 def preflight_model(spec: ModelSpec, options: LoadOptions) -> None:

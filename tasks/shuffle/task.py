@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from posharness.adapter import FineTunable
-from posharness.errors import DataError, OptionError
+from posharness.errors import DataError, OptionError, PlanProblems, PosharnessError
 from posharness.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
 from posharness.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.shuffle.probes import RULES
@@ -80,15 +80,24 @@ class ShuffleTask:
 
     # -- data ---------------------------------------------------------------------------
     def data_identity(self, options: Mapping[str, Any], data_dir: Path | None) -> Any:
-        """The probe's records and the SNLI splits, checked before any model loads."""
+        """The probe's records and the SNLI splits, checked before any model loads.
+
+        Both are checked even when the first fails, so the first error list of a run names
+        the SNLI training data the classifier needs beside the probe's own source.
+        """
         _check(self.spec.name, options)
-        records, identity = self._records(options, data_dir)
-        snli = _snli_task()
-        return {
-            "probe": identity,
-            "size": len(records),
-            "snli": snli.data_identity(_snli_options(options), data_dir),
-        }
+        problems: list[PosharnessError] = []
+        try:
+            records, identity = self._records(options, data_dir)
+        except PosharnessError as exc:
+            problems.append(exc)
+        try:
+            snli = _snli_task().data_identity(_snli_options(options), data_dir)
+        except PosharnessError as exc:
+            problems.append(exc)
+        if problems:
+            raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
+        return {"probe": identity, "size": len(records), "snli": snli}
 
     def _records(
         self, options: Mapping[str, Any], data_dir: Path | None

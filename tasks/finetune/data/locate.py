@@ -73,9 +73,13 @@ def locate_splits(
             f"holding the {spec.title} files"
         )
     bases = _candidate_folders(spec, data_dir, user_folder)
-    return {
+    found = {
         split: _locate_split(spec, reader, split, bases, files.get(split)) for split in spec.splits
     }
+    missing = [split for split, source in found.items() if source is None]
+    if missing:  # every missing split in one line, so one fix covers them all
+        raise _missing_split_error(spec, reader, missing, bases)
+    return {split: source for split, source in found.items() if source is not None}
 
 
 def load_split(
@@ -145,7 +149,8 @@ def _candidate_folders(
 
 def _locate_split(
     spec: DatasetSpec, reader: SplitReader, split: str, bases: list[Path], explicit: str | None
-) -> Path | HubSplit:
+) -> Path | HubSplit | None:
+    """Where ``split`` is, or None when nowhere (an explicit path that is wrong raises)."""
     names = reader.files_for(split)
     if explicit is not None:
         return _explicit_path(spec, split, Path(explicit).expanduser(), names)
@@ -155,6 +160,19 @@ def _locate_split(
     hub = spec.hub
     if hub is not None and split in hub.splits and hub_reachable():
         return HubSplit(hub, hub.splits[split])
+    return None
+
+
+def _missing_split_error(
+    spec: DatasetSpec, reader: SplitReader, missing: list[str], bases: list[Path]
+) -> DataError:
+    """One line for the missing splits: where the first was looked for and how to fix it;
+    the others are named (``nor dev, test``) so the user does not learn of them one run
+    at a time."""
+    split = missing[0]
+    names = reader.files_for(split)
+    also = f" (nor {', '.join(missing[1:])})" if len(missing) > 1 else ""
+    hub = spec.hub
     shown = ", ".join(_shown(base / names[0] if len(names) == 1 else base, names) for base in bases)
     looked = f"looked for {shown}" if shown else "no --data-dir given"
     hub_note = ""
@@ -163,8 +181,8 @@ def _locate_split(
         hub_note = f" and the hub copy ({hub.display}) {why}"
     wanted = names[0] if len(names) == 1 else "{" + ",".join(names) + "}"
     argument = "FILE" if len(names) == 1 else "DIR"
-    raise DataError(
-        f"{spec.name}: no {split} split found: {looked}{hub_note}: get "
+    return DataError(
+        f"{spec.name}: no {split} split found{also}: {looked}{hub_note}: get "
         f"{spec.title} from {spec.download_hint}, then pass --data-dir DIR holding "
         f"{spec.folder}/{wanted}, or --task-arg {spec.name}.{split}={argument}, or "
         f"--task-arg {spec.name}.path=DIR"

@@ -45,11 +45,12 @@ def test_the_headline_command_lists_every_problem_at_once_model_first(
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     header, *problems = err.strip().splitlines()
-    assert header.endswith("11 problems stop this run (nothing was run):")
+    assert header.endswith("12 problems stop this run (nothing was run):")
     assert "model tupe-r has no checkpoint" in problems[0]  # the cheapest check comes first
     for name, line in zip(GLUE, problems[1:10], strict=True):
         assert line.startswith(f"  - {name}: no train split found"), line
     assert "shuffle probes need SNLI" in problems[10]
+    assert problems[11].startswith("  - snli: no train split found")  # the classifier's data
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))
 
 

@@ -130,7 +130,7 @@ def test_missing_split_says_where_it_looked_and_how_to_fix_it_fast(tmp_path: Pat
 def test_missing_split_without_any_location_says_no_data_dir_was_given() -> None:
     with pytest.raises(DataError) as error:
         locate_splits(dataset("sst"), None, None, {})
-    assert "no train split found: no --data-dir given" in one_line(error)
+    assert "no train split found (nor dev, test): no --data-dir given" in one_line(error)
 
 
 def test_explicit_file_that_does_not_exist_is_an_error_not_a_fallback(tmp_path: Path) -> None:
