@@ -47,6 +47,10 @@ def _mode_label(row: Row) -> str:
         label += f" · attention {row.settings['attention']}"
     if "device" in row.settings:
         label += f" · on {row.settings['device']}"
+    if "split" in row.settings and row.settings["split"] != row.definition:
+        label += f" · split {row.settings['split']}"  # mode both: its positional term's
+    if "reference" in row.settings:
+        label += f" · corpus {row.settings['reference']}"
     for task, options in sorted(row.settings.get("options", {}).items()):
         label += " · " + ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
     return label

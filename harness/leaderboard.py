@@ -10,7 +10,11 @@ sets of options in one row is refused in one line.
 
 A leaderboard is built from result files and saved as JSON (with ``schema_version``);
 each row keeps the paths of the results it came from, relative to the leaderboard, so
-``posharness compare`` can reach the per-example outputs for a paired test. Any number of
+``posharness compare`` can reach the per-example outputs for a paired test. A board in a
+git work tree names a result outside its own folder by a portable key,
+``results/<output folder>/<model folder>/<file>`` (:func:`relative_to_board`): the board
+never holds a machine's absolute path nor a path out of its repository, and says so in
+``results_note`` when its results are not shipped beside it. Any number of
 runs may add to one leaderboard at once: :func:`merge_and_save` reads, merges and writes
 it under the board's lock (``.<board>.lock`` beside it), so no run loses another's rows.
 """
@@ -61,6 +65,14 @@ class Column(BaseModel):
         return f"{self.task}/{self.metric}"
 
 
+NOT_SHIPPED = "results/"  # the prefix of keys that name result files kept elsewhere
+NOT_SHIPPED_NOTE = (
+    "result files named results/<output folder>/… are not shipped with this board: they "
+    "lay outside its folder when it was built (report: --results DIR with the run's "
+    "--output-dir; compare reads the per-example bundle NAME.examples.json.gz)"
+)
+
+
 class Row(BaseModel):
     model: str
     fingerprint: str
@@ -69,7 +81,7 @@ class Row(BaseModel):
     definition: str | None = None
     pe_family: str
     scores: dict[str, Score]  # column key → score
-    results: list[str]  # result files, relative to the leaderboard file
+    results: list[str]  # result files, relative to the leaderboard file (relative_to_board)
     # ROW_SETTINGS values where set, and "options": {task: {key: value}} (row_settings.py)
     settings: dict[str, Any] = {}
     # False on rows written before settings were recorded: their options are unknown, so
@@ -89,6 +101,7 @@ class Leaderboard(BaseModel):
     created_at: str
     columns: list[Column]
     rows: list[Row]
+    results_note: str | None = None  # NOT_SHIPPED_NOTE when rows name unshipped results
 
 
 def collect_results(folder: Path) -> list[tuple[Path, CellResult]]:
@@ -147,7 +160,47 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
         created_at=datetime.now(UTC).isoformat(),
         columns=ordered,
         rows=_sorted_rows(rows),
+        results_note=results_note_of(rows),
     )
+
+
+def results_note_of(rows: list[Row]) -> str | None:
+    unshipped = any(path.startswith(NOT_SHIPPED) for row in rows for path in row.results)
+    return NOT_SHIPPED_NOTE if unshipped else None
+
+
+@dataclass(frozen=True)
+class MergeSummary:
+    """What a merge did to the rows a board held, so a run can say it truthfully."""
+
+    added: int = 0  # rows the board did not hold (other model, mode or settings)
+    joined: int = 0  # rows that gained a task they did not hold
+    replaced: tuple[str, ...] = ()  # "row label: task" whose earlier scores were replaced
+    unchanged: int = 0  # rows whose tasks were rerun to the same scores
+    kept: int = 0  # rows this run did not touch
+
+    def __bool__(self) -> bool:
+        """True: the fresh rows went into a board that already held rows."""
+        return True
+
+    def text(self) -> str:
+        """``2 rows added, scores of locality_symmetry replaced in 1 row …``."""
+        parts = []
+        if self.added:
+            parts.append(f"{_count(self.added, 'row')} added")
+        if self.joined:
+            parts.append(f"{_count(self.joined, 'row')} gained a task")
+        if self.replaced:
+            parts.append(f"earlier scores replaced for {'; '.join(self.replaced)}")
+        if self.unchanged:
+            parts.append(f"{_count(self.unchanged, 'row')} rerun to the same scores")
+        if self.kept:
+            parts.append(f"{_count(self.kept, 'other row')} kept")
+        return ", ".join(parts) or "nothing changed"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def merge(
@@ -156,24 +209,45 @@ def merge(
     where: Path | None = None,
     replace_settings: bool = False,
 ) -> Leaderboard:
+    """``fresh`` written over ``earlier`` (see :func:`merge_with_summary`)."""
+    return merge_with_summary(earlier, fresh, where, replace_settings)[0]
+
+
+def merge_with_summary(
+    earlier: Leaderboard,
+    fresh: Leaderboard,
+    where: Path | None = None,
+    replace_settings: bool = False,
+) -> tuple[Leaderboard, MergeSummary]:
     """``fresh`` written over ``earlier``: a run adds to a leaderboard instead of replacing it.
 
-    Every (model, mode, task) the fresh board holds replaces the earlier scores of that
-    task; rows, tasks and result paths it did not compute are kept as they were, so
-    running one task more never wipes the others (a committed leaderboard whose result
-    files are not at hand included). Rows are matched by model fingerprint, mode and
-    limit; a task rerun with other options than the row holds is refused, naming both,
-    unless ``replace_settings`` (``--overwrite``) asks for the new options to replace them.
+    A fresh row is added beside the earlier ones unless one has its key — the same model
+    fingerprint, mode and every row setting (``row_settings.ROW_SETTINGS``: limits,
+    attention path, device, split and reference corpus) — so a row of other settings is
+    never replaced. Within a matching row, every task the fresh row holds replaces that
+    task's earlier scores; tasks and result paths it did not compute are kept as they
+    were, so running one task more never wipes the others (a committed leaderboard whose
+    result files are not at hand included). A task rerun with other options than the row
+    holds is refused, naming both, unless ``replace_settings`` (``--overwrite``) asks for
+    the new options to replace them. The summary says which of these happened.
     """
     rows = {row.key: row for row in earlier.rows}
+    added = joined = unchanged = 0
+    replaced: list[str] = []
     for row in fresh.rows:
         old = rows.get(row.key)
         if old is None:
             rows[row.key] = row
+            added += 1
             continue
         tasks = {key.split("/", 1)[0] for key in row.scores}
         if not replace_settings:
             _check_same_options(old, row, tasks, where)
+        held = {key.split("/", 1)[0] for key in old.scores} & tasks
+        changed = sorted(t for t in held if _task_scores(old, t) != _task_scores(row, t))
+        replaced += [f"{row.model} ({row.mode}): {task}" for task in changed]
+        joined += bool(tasks - held)
+        unchanged += not changed and not (tasks - held)
         kept = {k: v for k, v in old.scores.items() if k.split("/", 1)[0] not in tasks}
         paths = [p for p in old.results if Path(p).name.split("__", 1)[0] not in tasks]
         options = {
@@ -193,9 +267,24 @@ def merge(
         )
     fresh_tasks = {c.task for c in fresh.columns}
     columns = fresh.columns + [c for c in earlier.columns if c.task not in fresh_tasks]
-    return fresh.model_copy(
-        update={"columns": _stable_by_task(columns), "rows": _sorted_rows(list(rows.values()))}
+    merged = list(rows.values())
+    board = fresh.model_copy(
+        update={
+            "name": earlier.name,  # the board's display name, not the run's (e.g. "smoke test")
+            "columns": _stable_by_task(columns),
+            "rows": _sorted_rows(merged),
+            "results_note": results_note_of(merged),
+        }
     )
+    touched = len({row.key for row in fresh.rows})
+    summary = MergeSummary(
+        added, joined, tuple(replaced), unchanged, kept=len(earlier.rows) - (touched - added)
+    )
+    return board, summary
+
+
+def _task_scores(row: Row, task: str) -> dict[str, Score]:
+    return {k: v for k, v in row.scores.items() if k.split("/", 1)[0] == task}
 
 
 def _check_same_options(old: Row, fresh: Row, tasks: set[str], where: Path | None) -> None:
@@ -264,7 +353,27 @@ def _score(values: list[tuple[int, Any]]) -> Score:
 
 
 def relative_to_board(path: Path, base: Path) -> str:
-    return os.path.relpath(path.resolve(), base.resolve())
+    """How a board in folder ``base`` names the result file ``path``.
+
+    A board inside a git work tree may be committed, so it names a result by a relative
+    path only when the file lies beneath the board's folder (shipped with it, or not at
+    all): any other result gets the portable key ``results/<output folder>/<model
+    folder>/<file>`` — never a machine's absolute path, never ``../`` out of the folder,
+    whose target a clone would not have. A board outside any work tree is local: a plain
+    relative path. The report finds keyed files under ``--results`` by their tail, and
+    the per-example bundle is keyed by the same names."""
+    path, base = path.resolve(), base.resolve()
+    if repository_root(base) is None or path.is_relative_to(base):
+        return Path(os.path.relpath(path, base)).as_posix()
+    return NOT_SHIPPED + "/".join(path.parts[-3:])
+
+
+def repository_root(folder: Path) -> Path | None:
+    """The git work tree ``folder`` lies in, or None outside any."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
 
 def save(board: Leaderboard, path: Path) -> None:
@@ -276,7 +385,9 @@ class Saved:
     """What :func:`merge_and_save` left on disk."""
 
     board: Leaderboard  # the board as saved: the fresh rows over everything it held
-    merged: bool  # the file held a readable board that the fresh rows were added to
+    # Falsy when the file held no readable board; else what the merge did (MergeSummary,
+    # always truthy), so a run says whether rows were added or replaced.
+    merged: MergeSummary | None
     replaced_unreadable: str | None  # why an unreadable board was replaced, if one was
     changed: bool  # False when the file already held this board
 
@@ -302,10 +413,12 @@ def merge_and_save(
                 earlier = load(path)
             except PosharnessError as exc:
                 replaced = str(exc)
-        board = fresh if earlier is None else merge(earlier, fresh, path, replace_settings)
+        board, summary = fresh, None
+        if earlier is not None:
+            board, summary = merge_with_summary(earlier, fresh, path, replace_settings)
         sweep_stale_temporaries(path.parent, of=path.name)  # a save a kill cut short
         changed = save_if_changed(board, path)
-    return Saved(board, earlier is not None, replaced, changed)
+    return Saved(board, summary, replaced, changed)
 
 
 def save_if_changed(board: Leaderboard, path: Path) -> bool:

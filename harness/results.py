@@ -8,11 +8,12 @@ renamed, so a reader never sees half a result; a reader refuses files of another
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass
 
 from posharness.adapter import ModeSupport
@@ -42,10 +43,20 @@ class Metric:
 
 
 class ModelInfo(BaseModel):
-    spec: str  # as the user wrote it
+    spec: str  # as the user wrote it, with a checkpoint path made portable (portable_spec)
     fingerprint: str  # weights + config + tokenizer + dtype + attention code
     pe_card: dict[str, Any]  # the PE in the survey's terms
     details: dict[str, Any] = {}  # adapter facts: family, checkpoint, dtype, device …
+
+    @field_validator("spec")
+    @classmethod
+    def _portable_spec(cls, value: str) -> str:
+        return portable_spec(value)
+
+    @field_validator("details")
+    @classmethod
+    def _portable_details(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return portable_values(value)
 
 
 @dataclass(frozen=True)
@@ -71,8 +82,19 @@ class TaskInfo(BaseModel):
     main_metric: str
     headline_metrics: list[str] = []  # the metrics tables show by default
     data_hash: str  # content hash of the inputs the task used
-    options: dict[str, Any] = {}  # resolved task options (defaults + --task-arg)
+    # resolved task options (defaults + --task-arg), a data file as a portable name and hash
+    options: dict[str, Any] = {}
     settings: dict[str, Any] = {}  # what the task reports it actually used
+
+    @field_validator("options")
+    @classmethod
+    def _portable_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return portable_options(value)
+
+    @field_validator("settings")
+    @classmethod
+    def _portable_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return portable_values(value)
 
     @classmethod
     def of(
@@ -173,3 +195,72 @@ def read_versioned(path: Path, schema: type[M], what: str, version: int) -> M:
 
 def read_result(path: Path) -> CellResult:
     return read_versioned(path, CellResult, "result", SCHEMA_VERSION)
+
+
+# -- portable provenance ---------------------------------------------------------------
+# A result or board is read on other machines: it names files by where they are in the
+# working tree, or by their last two path parts after "…/" when they lie outside it,
+# never by an absolute path of the machine that ran them (issue 27, part 6). The content
+# is identified by a hash (data files) or the model's fingerprint (checkpoints).
+ELIDED = "…/"
+
+
+def portable_path(text: str, with_hash: bool = False) -> str:
+    """``text`` unchanged unless it names a path: then relative to the working directory
+    when inside it, else ``…/<parent>/<name>``; with ``with_hash``, a file gains
+    `` (sha256 <12 hex>)`` (the label form of the reference corpus, ``ReferenceCorpus``)."""
+    if not text or "\n" in text or text.startswith(ELIDED):
+        return text
+    try:
+        path = Path(text).expanduser()
+        if not (path.is_absolute() or path.exists()):
+            return text  # a hub id, a word, or a relative name already portable
+        resolved = path.resolve()
+        here = Path.cwd().resolve()
+    except (OSError, ValueError):
+        return text
+    if resolved.is_relative_to(here) and resolved != here:
+        name = resolved.relative_to(here).as_posix()
+    else:
+        name = ELIDED + "/".join(resolved.parts[-2:]).lstrip("/")
+    if with_hash and resolved.is_file():
+        from posharness.hashing import hash_file
+
+        name += f" (sha256 {hash_file(resolved)[:12]})"
+    return name
+
+
+def portable_spec(spec: str) -> str:
+    """``bert-a@…/bert-a-mini/final`` for ``bert-a@/tmp/run/bert-a-mini/final``: the
+    checkpoint's place made portable, the model name kept (``hf:`` hub ids unchanged)."""
+    match = re.match(r"^([A-Za-z0-9][A-Za-z0-9_.+-]*?)([:@])(.+)$", spec)
+    if match is None:
+        return spec
+    return f"{match[1]}{match[2]}{portable_path(match[3])}"
+
+
+def portable_values(value: Any) -> Any:
+    """Every absolute path among nested values made portable (model details, the settings
+    a task reports): they describe, and nothing reads them back as paths."""
+    if isinstance(value, dict):
+        return {key: portable_values(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [portable_values(item) for item in value]
+    if isinstance(value, str) and is_machine_path(value):
+        return portable_path(value)
+    return value
+
+
+def portable_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Task options with each data file named portably, with its sha256: two machines that
+    ran one file get one row setting, and another file under the same name does not."""
+    return {
+        key: portable_path(value, with_hash=True) if isinstance(value, str) else value
+        for key, value in options.items()
+    }
+
+
+def is_machine_path(text: str) -> bool:
+    """An absolute path (``/…``, ``~/…``, ``C:\\…``): meaningful only on the machine that
+    wrote it."""
+    return text.startswith(("/", "~/")) or re.match(r"^[A-Za-z]:[\\/]", text) is not None

@@ -3,10 +3,22 @@
 Two cells belong in one row only when their numbers are comparable: the same evaluation
 and training cuts (``--limit``, ``--train-limit``), the same attention path (a forced
 ``attention=eager|sdpa`` agrees with the default only to float tolerance) and the same
-kind of device (a GPU's kernels are not the CPU's). Task options that differ from the
-defaults are recorded beside these, per task. One function derives these settings, and
-one key matches rows, for results being built into a board, rows being merged and cells
-being admitted before any compute alike.
+kind of device (a GPU's kernels are not the CPU's), the same reference corpus (its name
+and content hash: the corpus-based split definitions, e.g. ``tisa-mean-word``, subtract
+means taken over it, and the positional term every mode reports is computed under it) and
+the same split definition (``split``). Task options that differ from the defaults are
+recorded beside these, per task. One function derives these settings, and one key matches
+rows, for results being built into a board, rows being merged and cells being admitted
+before any compute alike.
+
+Every input of a cell's identity (``identity.cell_identity``) that can change a row's
+numbers is one of these, part of the row's model fingerprint or mode, or a per-task
+option; the seed is averaged over within a row, and a task's version and data replace
+its earlier scores (the run says so: ``leaderboard.MergeSummary``).
+
+Rows written before ``reference`` was recorded have none: their corpus is unknown (before
+the embedded corpus, 2026-11-24, the split definitions read WikiText-2 under --data-dir or
+a named file), so a rerun adds its row beside them rather than replacing them.
 """
 
 from __future__ import annotations
@@ -18,31 +30,52 @@ from posharness.identity import device_class
 from posharness.results import CellResult
 
 # The settings besides task options, in the order tables name them.
-ROW_SETTINGS = ("limit", "train_limit", "attention", "device")
+# "limit" and "train_limit" stay first: compare pairs rows by the key's mode and limits.
+ROW_SETTINGS = ("limit", "train_limit", "attention", "device", "split", "reference")
 
 
 def distinguishing(
-    limit: int | None, train_limit: int | None, details: Mapping[str, Any], device: str
+    limit: int | None,
+    train_limit: int | None,
+    details: Mapping[str, Any],
+    device: str,
+    reference: str | None = None,
 ) -> dict[str, Any]:
-    """The ROW_SETTINGS a cell has (left out where it is a plain run's)."""
+    """The ROW_SETTINGS a cell has (left out where it is a plain run's, or, for
+    ``reference``, where the model's split takes no corpus)."""
     found = {
         "limit": limit,
         "train_limit": train_limit,
         "attention": forced_attention(details),
         "device": accelerator(device),
+        "split": _decomposition(details).get("definition"),
+        "reference": reference or _decomposition(details).get("reference"),
     }
     return {key: value for key, value in found.items() if value is not None}
 
 
 def of_result(result: CellResult) -> dict[str, Any]:
     return distinguishing(
-        result.limit, result.train_limit, result.model.details, result.environment.device
+        result.limit,
+        result.train_limit,
+        result.model.details,
+        result.environment.device,
+        result.mode.reference_corpus,
     )
 
 
 def row_key(fingerprint: str, mode: str, settings: Mapping[str, Any]) -> tuple[Any, ...]:
     """Rows are the same row when model, mode and every ROW_SETTINGS value agree."""
     return (fingerprint, mode, *(settings.get(key) for key in ROW_SETTINGS))
+
+
+def _decomposition(details: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The split a model was loaded with (``--model-arg absolute=…``) and the reference
+    corpus it was prepared over (``name (sha256 …)``), for every mode: one checkpoint
+    under two of them has one fingerprint, and the positional term that mode ``both``
+    reports is computed under them too. Empty for models with no configurable split."""
+    found = details.get("decomposition")
+    return found if isinstance(found, Mapping) else {}
 
 
 def forced_attention(details: Mapping[str, Any]) -> str | None:

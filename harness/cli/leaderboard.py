@@ -74,3 +74,34 @@ def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
     else:
         text = {"md": views.to_markdown, "csv": views.to_csv}.get(fmt)
         click.echo(text(board, all_metrics) if text else views.to_json(board), nl=False)
+
+
+@leaderboard.command(name="portable")
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--name", default=None, help="A new display name (one board only).")
+@include_option
+def leaderboard_portable(files: tuple[Path, ...], name: str | None) -> None:
+    """Rewrite boards, and their per-example bundles, to hold no machine path.
+
+    Result names stay relative to the board for files beneath its folder; others become
+    the key results/<output folder>/<model folder>/<file> (and the board says those are
+    not shipped); model specs and data-file options get portable names (with a sha256). No
+    number changes. Rerunnable: run it on a board regenerated elsewhere before committing.
+    """
+    from posharness.cli.console import console
+    from posharness.errors import DataError, OptionError
+    from posharness.portable_boards import rewrite
+
+    if name is not None and len(files) > 1:
+        raise OptionError("--name renames one board: give one FILE with it")
+    left = []
+    for file in files:
+        done = rewrite(file, name)
+        bundle = f", {done.bundle_entries} bundle entries kept" if done.bundle_entries else ""
+        console().print(f"{file}: {done.renamed} result names rewritten{bundle}")
+        left += [f"{file}{where}" for where in done.left]
+    if left:
+        raise DataError(
+            f"{len(left)} strings are still machine paths, e.g. {left[0]}: "
+            "rebuild the board from its results with `posharness leaderboard build`"
+        )

@@ -35,6 +35,8 @@ from posharness.report.model import (
 )
 from posharness.row_settings import ROW_SETTINGS
 
+# How the report names a row setting where its key would read badly.
+SETTING_NAMES = {"reference": "reference corpus", "split": "split definition"}
 LOCALITY, SYMMETRY = "locality_symmetry/locality", "locality_symmetry/symmetry"
 # Chen et al. (2023), Fig. 2: locality against symmetry; for the attention in each mode,
 # and for the positional term alone (the matrix the paper measures).
@@ -309,10 +311,13 @@ def _how_made(board: lb.Leaderboard, found: list[Found]) -> tuple[str, ...]:
         started = min(f.result.timings.started_at for f in found)
         finished = max(f.result.timings.finished_at for f in found)
         lines.setdefault(f"cells run {when(started)} – {when(finished)}", None)
+    if board.results_note:  # the board says its result files are not shipped with it
+        lines.setdefault(board.results_note, None)
     for row in board.rows:
         for key in ROW_SETTINGS:
             if key in row.settings:
-                lines.setdefault(f"{key.replace('_', ' ')} {row.settings[key]}", None)
+                name = SETTING_NAMES.get(key, key.replace("_", " "))
+                lines.setdefault(f"{name} {row.settings[key]}", None)
         for task, options in sorted(row.settings.get("options", {}).items()):
             text = ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
             lines.setdefault(f"options: {text}", None)

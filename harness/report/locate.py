@@ -1,11 +1,12 @@
 """Finding the result files a leaderboard's rows name: beside the board, or under --results.
 
-A board names its results relative to itself, and a committed board's results usually sit
-in a folder that is not on this machine (``../../../tmp/minilm-results/…``). ``--results
-DIR`` says where they are now: a file is matched by the longest tail of the path the board
-names (``minilm/toeplitz__both__seed0.json``). Whatever is found must agree with the row —
-model fingerprint, mode, limits and, with one seed, the numbers — so a folder of another
-run fails in one line instead of lending the board its figures and provenance.
+A board names its results relative to itself, or, for results that were not beneath its
+folder, by the portable key ``results/<output folder>/<model folder>/<file>``
+(``leaderboard.relative_to_board``): a committed board's results are usually not shipped.
+``--results DIR`` says where they are now: a file is matched by the longest tail of the
+name the board gives (``minilm/toeplitz__both__seed0.json``). Whatever is found must agree
+with the row — model fingerprint, mode, limits and, with one seed, the numbers — so a
+folder of another run fails in one line instead of lending the board its figures and provenance.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from posharness.errors import DataError
 from posharness.leaderboard import Row
 from posharness.results import CellResult, read_result
+from posharness.row_settings import of_result
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,12 @@ def check_matches(found: Found, row: Row, board: Path) -> None:
             f"{where}: it was computed with limits {(result.limit, result.train_limit)}, the "
             f"row with {limits}: {fix}"
         )
+    settings = of_result(result)
+    for key in ("split", "reference"):  # rows written before these were kept have none
+        if key in row.settings and settings.get(key) != row.settings[key]:
+            raise DataError(
+                f"{where}: its {key} is {settings.get(key)}, the row's {row.settings[key]}: " + fix
+            )
     for metric, value in result.metrics.items():
         score = row.scores.get(f"{result.task.name}/{metric}")
         if score is None or score.n_seeds != 1 or _same(score.mean, value.value):

@@ -246,7 +246,7 @@ def test_a_second_run_adds_its_task_to_the_same_leaderboard(tmp_path, tiny_bert,
 
     assert run_task("locality_symmetry") == 0
     assert run_task("toeplitz") == 0
-    assert "added to the rows already there" in " ".join(capsys.readouterr().out.split())
+    assert "(1 row gained a task)" in " ".join(capsys.readouterr().out.split())
     board = json.loads((tmp_path / "board.json").read_text())
     assert {column["task"] for column in board["columns"]} == {"locality_symmetry", "toeplitz"}
     (row,) = board["rows"]
