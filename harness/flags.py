@@ -113,8 +113,9 @@ def note_flagged(fig: Any, count: int) -> float:
 
 
 def flag_marks(fig: Any) -> list[Any]:
-    """Every artist of a figure that marks a flagged cell (tagged with ``FLAG_GID``)."""
-    return fig.findobj(lambda artist: artist.get_gid() == FLAG_GID)
+    """Every artist of a figure that marks a flagged cell: its gid is ``FLAG_GID``, or
+    starts with it (SVG figures number theirs, as element ids must be unique)."""
+    return fig.findobj(lambda artist: str(artist.get_gid() or "").startswith(FLAG_GID))
 
 
 def _constant_predictions(examples: Iterable[Mapping[str, Any]]) -> list[str]:

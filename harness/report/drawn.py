@@ -24,8 +24,14 @@ def interval(score: Score) -> tuple[float | None, float | None]:
     return None, None
 
 
+def flagged(view: RowView, key: str) -> bool:
+    """Whether the row's cell behind column ``key`` (``task/metric``) is flagged."""
+    return bool(view.row.flags.get(key.split("/", 1)[0]))
+
+
 def dots(title: str, rows: Sequence[RowView], columns: Sequence[Column]) -> FigureRequest | None:
-    """One panel per metric, one line per row that has any of them."""
+    """One panel per metric, one line per row that has any of them; each panel says which
+    of its values come from a flagged cell, so the drawing marks them."""
     shown = [r for r in rows if any(c.key in r.row.scores for c in columns)]
     if not shown or not columns:
         return None
@@ -35,7 +41,8 @@ def dots(title: str, rows: Sequence[RowView], columns: Sequence[Column]) -> Figu
         for view in shown:
             score = view.row.scores.get(column.key)
             values.append(None if score is None else [score.mean, *interval(score)])
-        panels.append({"metric": column.metric, "values": values})
+        marks = [column.key in v.row.scores and flagged(v, column.key) for v in shown]
+        panels.append({"metric": column.metric, "values": values, "flagged": marks})
     return FigureRequest(
         "dots",
         {
@@ -52,7 +59,8 @@ def scatter(
 ) -> tuple[FigureRequest | None, int]:
     """Metric ``x`` against ``y``, one point per (model, mode) that has both; rows of one
     model with the same two values (a positional term that no mode changes) are one point
-    whose marker names all their modes."""
+    whose marker names all their modes. A point's last field says whether a cell behind
+    it is flagged."""
     drawn, count = [], 0
     for name, rows in series:
         points: dict[tuple[str, float, float], list] = {}
@@ -61,10 +69,14 @@ def scatter(
             if sx is None or sy is None:
                 continue
             key = (model_name(view.label), sx.mean, sy.mean)
+            marked = flagged(view, x) or flagged(view, y)
             if key in points:
                 points[key][1] += f"+{view.row.mode}"
+                points[key][8] = points[key][8] or marked
                 continue
-            points[key] = [key[0], view.row.mode, sx.mean, sy.mean, *interval(sx), *interval(sy)]
+            points[key] = [
+                key[0], view.row.mode, sx.mean, sy.mean, *interval(sx), *interval(sy), marked
+            ]  # fmt: skip
         if points:
             drawn.append({"name": name, "points": list(points.values())})
             count += len(points)

@@ -8,6 +8,10 @@ Two kinds, each a function of JSON data alone (``figure_store`` caches by that d
 * ``dots`` — one panel per metric of a task, one line per row, the value with its interval
   (the task's 95 % CI with one seed, ± sd over seeds), coloured by mode.
 
+A value from a flagged cell (``posharness.flags``: a degenerate classifier, too few
+examples, uniform attention) is ringed in the flag colour and its name carries the tables'
+"!", with a note at the foot; every marking element's SVG id starts with ``FLAG_GID``.
+
 Output is byte-stable for the same data: a fixed ``svg.hashsalt``, no date in the
 metadata, text drawn as paths (sharp in every viewer, no font needed).
 """
@@ -18,6 +22,8 @@ import io
 import math
 from collections.abc import Callable
 from typing import Any
+
+from posharness.flags import FLAG_COLOUR, FLAG_GID, FLAG_MARK, flagged_label, note_flagged
 
 MODE_MARKERS = {"both": "o", "contextual": "s", "positional": "^"}
 MODE_COLOURS = {"both": "C0", "contextual": "C1", "positional": "C2"}
@@ -70,6 +76,9 @@ def _scatter(plt, data: dict[str, Any]):
                 elinewidth=0.7,
                 capsize=0,
             )
+    marked = [p for s in data["series"] for p in s["points"] if _is_flagged(p)]
+    if marked:
+        _rings(ax, [p[2] for p in marked], [p[3] for p in marked], 110, "scatter")
     _label_points(ax, [p for s in data["series"] for p in s["points"]])
     ax.set_xlabel(data["x"])
     ax.set_ylabel(data["y"])
@@ -84,9 +93,33 @@ def _scatter(plt, data: dict[str, Any]):
         plt.Line2D([], [], color="grey", marker=MODE_MARKERS.get(m, "D"), linestyle="", label=m)
         for m in modes
     ]
+    if marked:
+        handles.append(_ring_handle(plt))
     ax.legend(handles=handles, fontsize=7, loc="best", frameon=False)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, note_flagged(fig, len(marked)), 1, 1))
     return fig
+
+
+def _is_flagged(point: list[Any]) -> bool:
+    """A scatter point's flag: its ninth field (absent in data drawn before flags were)."""
+    return len(point) > 8 and bool(point[8])
+
+
+def _rings(ax, xs: list[float], ys: list[float], size: float, tag: str) -> None:
+    """Rings around flagged values, each its own SVG element with an id unique in the
+    figure (``tag`` tells the axes apart) and the same on every drawing."""
+    for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        ax.scatter(
+            [x], [y], s=size, facecolors="none", edgecolors=FLAG_COLOUR, linewidths=1.1,
+            zorder=4, gid=f"{FLAG_GID}-{tag}-{k}",
+        )  # fmt: skip
+
+
+def _ring_handle(plt):
+    return plt.Line2D(
+        [], [], marker="o", markersize=9, markerfacecolor="none", markeredgecolor=FLAG_COLOUR,
+        linestyle="", label=f"{FLAG_MARK} flagged: not a finding",
+    )  # fmt: skip
 
 
 def _log_axis(axis) -> None:
@@ -115,13 +148,14 @@ def _label_points(ax, points: list[list[Any]], max_names: int = 4) -> None:
     anchors: list[tuple[float, float, list[str]]] = []
     for point in points:
         fx, fy = to_axes.transform(ax.transData.transform((point[2], point[3])))
+        name = flagged_label(point[0], _is_flagged(point))
         for ax_x, ax_y, names in anchors:
             if math.hypot(fx - ax_x, fy - ax_y) < 0.035:
-                if point[0] not in names:
-                    names.append(point[0])
+                if name not in names:
+                    names.append(name)
                 break
         else:
-            anchors.append((fx, fy, [point[0]]))
+            anchors.append((fx, fy, [name]))
     for fx, fy, names in anchors:
         shown = names[:max_names] + (
             [f"+{len(names) - max_names}"] if len(names) > max_names else []
@@ -155,6 +189,10 @@ def _dots(plt, data: dict[str, Any]):
         squeeze=False,
     )
     positions = list(range(len(rows)))[::-1]  # first row on top, as in the table
+    marked_rows = [
+        any(panel.get("flagged", [False] * len(rows))[r] for panel in panels)
+        for r in range(len(rows))
+    ]
     for index, ax in enumerate(axes.flat):
         if index >= len(panels):
             ax.set_visible(False)
@@ -178,13 +216,24 @@ def _dots(plt, data: dict[str, Any]):
                 elinewidth=0.8,
                 capsize=1.5,
             )
+        rings = [
+            (value[0], y)
+            for y, value, marked in zip(
+                positions, panel["values"], panel.get("flagged", [False] * len(rows)), strict=True
+            )
+            if marked and value is not None
+        ]
+        if rings:
+            _rings(ax, [x for x, _ in rings], [y for _, y in rings], 60, f"panel{index}")
         ax.set_title(panel["metric"])
         ax.grid(axis="x", alpha=0.3)
-        ax.set_yticks(positions, rows)
+        ax.set_yticks(
+            positions, [flagged_label(r, m) for r, m in zip(rows, marked_rows, strict=True)]
+        )
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.tick_params(axis="y", length=0)
     fig.suptitle(data["title"], fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, note_flagged(fig, sum(marked_rows)), 1, 1))
     return fig
 
 

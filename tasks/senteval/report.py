@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.flags import flag_section, limit_lines
+from posharness.flags import FLAG_MARK, flag_section, limit_lines
 from posharness.tasks.senteval.catalog import TASKS
 
 MODE_ORDER = ("both", "contextual", "positional")
@@ -62,7 +62,14 @@ def write_table9(results: Sequence[Any], folder: Path) -> list[Path]:
             curves[mode] = [p["test_accuracy"] for p in cell.details.get("layers", [])]
             chance = cell.metrics["chance"].value
         panels.append((task.title, curves, chance))
-    figure = mode_curve_grid(panels, folder / "table9_layers.png", f"SentEval probing: {model}")
+    figure = mode_curve_grid(
+        panels,
+        folder / "table9_layers.png",
+        f"SentEval probing: {model}",
+        flagged={
+            (task.title, mode) for task in tasks for mode in modes if _flagged(cells, mode, task)
+        },
+    )
     return [table, figure]
 
 
@@ -74,9 +81,8 @@ def _markdown(cells: dict, modes: list[str], tasks: list, model: str) -> str:
         "",
         *limit_lines(cells.values()),
         "Test accuracy (%) of the layer with the best dev accuracy (Chen et al. App. C.3, "
-        "Table 9 layout; -c: contextual mode, -p: positional mode). Probe data: "
-        + _sources(cells.values())
-        + ".",
+        f"Table 9 layout; -c: contextual mode, -p: positional mode; {FLAG_MARK}: flagged, "
+        "see Flags below). Probe data: " + _sources(cells.values()) + ".",
         "",
         header,
         rule,
@@ -85,7 +91,12 @@ def _markdown(cells: dict, modes: list[str], tasks: list, model: str) -> str:
         row = []
         for task in tasks:
             cell = cells.get((mode, task.name))
-            row.append("–" if cell is None else f"{100 * cell.metrics['accuracy'].value:.2f}")
+            row.append(
+                "–"
+                if cell is None
+                else f"{100 * cell.metrics['accuracy'].value:.2f}"
+                + (f" {FLAG_MARK}" if cell.flags else "")
+            )
         lines.append(f"| {model}{MODE_SUFFIX[mode]} | " + " | ".join(row) + " |")
     for name, values in PAPER_TABLE9.items():
         paper = dict(zip(PAPER_ORDER, values, strict=True))
@@ -118,6 +129,11 @@ def _markdown(cells: dict, modes: list[str], tasks: list, model: str) -> str:
                 f"{cell.details.get('protocol', {}).get('classifier', '')} |"
             )
     return "\n".join(lines + flag_section(cells.values())) + "\n"
+
+
+def _flagged(cells: dict, mode: str, task: Any) -> bool:
+    cell = cells.get((mode, task.name))
+    return cell is not None and bool(cell.flags)
 
 
 def _sources(cells: Any) -> str:

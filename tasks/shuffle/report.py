@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.flags import flag_section, limit_lines
+from posharness.flags import FLAG_MARK, flag_section, limit_lines
 from posharness.tasks.shuffle.probes import PROBES
 
 TITLES = {
@@ -53,6 +53,7 @@ def write_table3(results: Sequence[Any], folder: Path) -> list[Path]:
         {"Chen et al. BERT-base": [PAPER_BERT[p] for p in probes]},
         folder / "table3.png",
         f"Word-swap probes on SNLI: {results[0].model.spec}",
+        flagged={(mode, TITLES[probe]) for (mode, probe), cell in cells.items() if cell.flags},
     )
     return [table, chart]
 
@@ -72,7 +73,8 @@ def _markdown(cells: dict, modes: list[str], probes: list[str], model: str) -> s
         "",
         *limit_lines(cells.values()),
         "Accuracy (%) on each probe's original pairs and Δ = changed − original, in points, "
-        "with the paired 95 % bootstrap interval; p is the exact McNemar test.",
+        "with the paired 95 % bootstrap interval; * p < 0.05 by the exact McNemar test; "
+        f"{FLAG_MARK} the cell is flagged (see Flags below): not a finding.",
         "",
         "| mode | " + " | ".join(f"{TITLES[p]} orig | Δ" for p in probes) + " |",
         "|---|" + "---:|---:|" * len(probes),
@@ -94,6 +96,7 @@ def _markdown(cells: dict, modes: list[str], probes: list[str], model: str) -> s
             parts.append(
                 f"{100 * m['original_accuracy'].value:.1f} | "
                 f"{100 * delta.value:+.1f}{interval}{_stars(m['mcnemar_p'].value)}"
+                + (f" {FLAG_MARK}" if cell.flags else "")
             )
         lines.append(f"| {mode} | " + " | ".join(parts) + " |")
     paper = " | ".join(f"{PAPER_BERT['original']:.1f} | {PAPER_BERT[p]:+.1f}" for p in probes)
