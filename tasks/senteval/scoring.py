@@ -134,7 +134,7 @@ def probe_all_layers(
             parts["te"], test_gold, fit.test_predictions, strict=True
         )
     ]
-    artifacts = [_curve_figure(task, curve, metrics, ctx.artifact_dir)]
+    artifacts = [_curve_figure(task, curve, metrics, ctx.artifact_dir, examples)]
     return TaskResult(
         metrics=metrics,
         data_hash="",
@@ -158,7 +158,12 @@ def _majority(train_labels: np.ndarray, test_gold: np.ndarray) -> float:
     return float((test_gold == majority).mean())
 
 
-def _curve_figure(task: ProbingTask, curve: list[dict], metrics: dict, folder: Path) -> Path:
+def _curve_figure(
+    task: ProbingTask, curve: list[dict], metrics: dict, folder: Path, examples: list[dict]
+) -> Path:
+    """``layers.png``, marked when the cell will be flagged: it is drawn before the runner
+    adds the generic flags, which are this same function of these metrics and examples."""
+    from posharness.flags import degenerate_flags
     from posharness.tasks.senteval.figures import layer_curve
 
     return layer_curve(
@@ -175,4 +180,5 @@ def _curve_figure(task: ProbingTask, curve: list[dict], metrics: dict, folder: P
             ),
         },
         folder / "layers.png",
+        flagged=bool(degenerate_flags("accuracy", metrics, examples)),
     )

@@ -114,11 +114,30 @@ def test_the_dependency_chart_dashes_a_flagged_mode(drawn, tmp_path: Path):
     assert line.get_linestyle() == "--" and line.get_label() == f"positional {FLAG_MARK}"
 
 
-def test_flags_the_runner_would_give_a_probe_mark_its_layers_png():
-    """The per-cell layers.png is drawn inside the run, before the runner adds the generic
-    flags: the same function on the same metrics and examples gives them there."""
-    rows = [{"split": "test", "prediction": "a", "accuracy": 1.0}] * 40
-    assert degenerate_flags("accuracy", {"accuracy": Metric(0.5, n=40)}, rows)
+@pytest.mark.parametrize(
+    ("n", "predictions", "marked"),
+    [(16, "ab", True), (200, "a", True), (200, "ab", False)],
+    ids=["16 test sentences", "one class", "healthy"],
+)
+def test_a_probe_cell_marks_its_layers_png_when_the_runner_will_flag_it(
+    drawn, tmp_path: Path, n: int, predictions: str, marked: bool
+):
+    """layers.png is drawn inside the run, before the runner adds the generic flags: the
+    same function of the same metrics and examples decides its mark there."""
+    from types import SimpleNamespace
+
+    from posharness.tasks.senteval.scoring import _curve_figure
+
+    metrics = {name: Metric(0.5, n=n) for name in ("accuracy", "majority", "chance")}
+    examples = [{"prediction": predictions[i % len(predictions)]} for i in range(n)]
+    assert bool(degenerate_flags("accuracy", metrics, examples)) is marked
+    curve = [
+        {"dev_accuracy": 0.5, "test_accuracy": 0.5},
+        {"dev_accuracy": 0.6, "test_accuracy": 0.5},
+    ]
+    _curve_figure(SimpleNamespace(title="BShift"), curve, metrics, tmp_path, examples)
+    (fig,) = drawn
+    assert bool(flag_marks(fig)) is marked
 
 
 def report_rows(flag_task: str | None):
