@@ -8,9 +8,17 @@ Protocol (Conneau et al. 2018 §4 "Probing task classifiers"; SentEval's
   (WC, where the paper found the MLP no better);
 * Adam, batch 64, cross-entropy, L2 (Adam's coupled weight decay) ∈ {1e-5, 1e-4, 1e-3, 1e-2};
 * "epochs" of ``epoch_size`` = 4 passes over the shuffled training set; after each, dev
-  accuracy; the best state so far is kept and training stops when dev has not improved
-  for ``tenacity`` = 5 epochs (at most ``max_epoch`` = 200 passes);
-* the configuration with the best dev accuracy is the probe; its test accuracy is reported.
+  accuracy; the best state so far is kept. Early stopping as SentEval's
+  ``PyTorchClassifier.fit`` runs it: a check that does not improve on the best dev
+  accuracy, once ``tenacity`` = 5 such checks have already happened, stops training — and
+  the count of non-improving checks is never reset by an improvement, so training ends at
+  the sixth non-improving check in total (at most ``max_epoch`` = 200 passes).
+  ``tenacity_reset=True`` resets the count on every improvement instead (patience in the
+  usual sense; posharness's rule before task version 2), which trains longer;
+* the configuration with the best dev accuracy, as SentEval's ``SplitClassifier.run``
+  compares it — in percent rounded to two decimals, the first of tied values winning
+  (``np.argmax``; SentEval's L2 values ascend, so the smallest L2 of a tie) — is the
+  probe; its test accuracy is reported.
 
 Why batched: SentEval fits the 36 MLP configurations one after another, which on a CPU
 makes the search cost far more than encoding the sentences. Here all configurations are
@@ -62,6 +70,7 @@ class Protocol:
     max_epoch: int = 200
     seed: int = 1111  # SentEval's default seed
     search: str = "full"  # "halving": successive halving over the grid (see docs)
+    tenacity_reset: bool = False  # True: an improvement resets the count (not SentEval's)
 
     def grid(self) -> list[Config]:
         if self.classifier == "logreg":
@@ -82,6 +91,7 @@ class GridResult:
     train_accuracy: float  # of the chosen configuration's best state
     total_passes: int = 0
     seconds: float = 0.0
+    dev_curves: list[list[float]] = field(default_factory=list)  # per config, every check
     extras: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -203,6 +213,48 @@ def _uniform(shape: tuple[int, ...], bound: float, generator: torch.Generator) -
     return (torch.rand(shape, generator=generator) * 2 - 1) * bound
 
 
+def early_stop_step(improved: bool, count: int, tenacity: int, reset: bool) -> tuple[int, bool]:
+    """One dev check of early stopping: the new count of non-improving checks, and whether
+    training stops now.
+
+    SentEval's ``PyTorchClassifier.fit`` (``senteval/tools/classifier.py``): a check that
+    does not improve stops training when ``tenacity`` non-improving checks came before it,
+    and otherwise adds one to the count; an improving check leaves the count as it is.
+    ``reset=True`` sets the count back to zero on an improvement (the usual "patience").
+    """
+    if improved:
+        return (0 if reset else count), False
+    if count >= tenacity:
+        return count, True
+    return count + 1, False
+
+
+def checks_until_stop(dev_accuracies: list[float], tenacity: int, reset: bool) -> int | None:
+    """How many dev checks a fit whose successive dev accuracies are ``dev_accuracies``
+    runs before early stopping ends it (the stopping check included); None if it does not
+    stop within the sequence."""
+    best, count = -1.0, 0
+    for check, accuracy in enumerate(dev_accuracies, start=1):
+        improved = accuracy > best
+        best = max(best, accuracy)
+        count, stop = early_stop_step(improved, count, tenacity, reset)
+        if stop:
+            return check
+    return None
+
+
+def selection_scores(dev_accuracy: np.ndarray) -> list[float]:
+    """Dev accuracies as SentEval's ``SplitClassifier.run`` compares them: in percent,
+    rounded to two decimals (Python's ``round``, as SentEval's)."""
+    return [round(100 * float(a), 2) for a in dev_accuracy]
+
+
+def choose(dev_accuracy: np.ndarray) -> int:
+    """The configuration with the best rounded dev accuracy; of tied values the first
+    (``np.argmax``, as SentEval picks its L2), i.e. the earliest in the grid."""
+    return int(np.argmax(selection_scores(dev_accuracy)))
+
+
 def fit_grid(
     train: tuple[np.ndarray, np.ndarray],
     dev: tuple[np.ndarray, np.ndarray],
@@ -214,7 +266,8 @@ def fit_grid(
     """Train every configuration of ``protocol``'s grid (or ``configs``); choose on dev.
 
     Labels are class ids 0..classes-1. Returns the chosen configuration's predictions on
-    dev and test; ties in dev accuracy go to the earlier configuration of the grid.
+    dev and test; the choice is on dev accuracy in percent rounded to two decimals, ties
+    going to the earlier configuration of the grid (see ``choose``).
     """
     import time
 
@@ -235,7 +288,8 @@ def fit_grid(
     optimiser = _adam(blocks)
     best_acc = np.full(len(configs), -1.0)
     best_state: dict[int, list[torch.Tensor]] = {}
-    patience = np.zeros(len(configs), dtype=np.int64)
+    patience = np.zeros(len(configs), dtype=np.int64)  # non-improving checks so far
+    curves: list[list[float]] = [[] for _ in configs]
     stopped_at = np.zeros(len(configs), dtype=np.int64)
     passes = 0
     order = np.random.default_rng(protocol.seed)
@@ -247,14 +301,16 @@ def fit_grid(
         for b, block in enumerate(blocks):
             accuracy = (_predict(block, x_dev) == y_dev[:, None]).mean(axis=0)
             for j, global_id in enumerate(members[b]):
-                if accuracy[j] > best_acc[global_id]:
+                curves[global_id].append(float(accuracy[j]))
+                improved = bool(accuracy[j] > best_acc[global_id])
+                if improved:
                     best_acc[global_id] = accuracy[j]
                     best_state[global_id] = [p.detach().clone() for p in block.config_params(j)]
-                    patience[global_id] = 0
-                elif patience[global_id] >= protocol.tenacity:
+                patience[global_id], stop = early_stop_step(
+                    improved, int(patience[global_id]), protocol.tenacity, protocol.tenacity_reset
+                )
+                if stop:
                     done.add(global_id)
-                else:
-                    patience[global_id] += 1
         if protocol.search == "halving":
             done |= _lower_half([g for ids in members for g in ids if g not in done], best_acc)
         for b, block in enumerate(blocks):
@@ -268,7 +324,7 @@ def fit_grid(
         optimiser = _adam(blocks, optimiser)
     for ids in members:
         stopped_at[ids] = passes
-    best = int(np.argmax(best_acc))
+    best = choose(best_acc)
     chosen = _Block([configs[best]], _as_block(best_state[best], configs[best]), classes)
     return GridResult(
         configs,
@@ -280,6 +336,7 @@ def fit_grid(
         float((_predict(chosen, x_train)[:, 0] == y_train.numpy()).mean()),
         total_passes=passes,
         seconds=time.perf_counter() - clock,
+        dev_curves=curves,
     )
 
 

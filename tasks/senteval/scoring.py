@@ -40,7 +40,12 @@ def probe_all_layers(
     from posharness.tasks.senteval.probe_grid import Protocol, fit_grid
 
     search = str(ctx.options.get("search", "full"))
-    protocol = Protocol(classifier=classifier, seed=1111 + ctx.seed, search=search)
+    protocol = Protocol(
+        classifier=classifier,
+        seed=1111 + ctx.seed,
+        search=search,
+        tenacity_reset=bool(ctx.options.get("tenacity_reset", False)),
+    )
     classes = data.classes
     class_id = {label: i for i, label in enumerate(classes)}
     labels = np.array([class_id[label] for label in data.labels[chosen]], dtype=np.int64)
@@ -94,6 +99,7 @@ def probe_all_layers(
             "batch_size": protocol.batch_size,
             "epoch_size": protocol.epoch_size,
             "tenacity": protocol.tenacity,
+            "tenacity_reset": protocol.tenacity_reset,
             "max_epoch": protocol.max_epoch,
             "seed": protocol.seed,
             "search": protocol.search,

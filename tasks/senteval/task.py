@@ -12,7 +12,8 @@ the real test labels — so a probe that memorises is told from one that reads t
 Options: ``probes`` (a folder from ``posharness build-probes senteval``, or one file;
 empty: ``<data-dir>/senteval/probing/``), ``pooling`` (mean | cls), ``classifier`` (auto:
 logistic regression for WC, the MLP otherwise, as the paper), ``search`` (full: SentEval's
-whole grid to early stopping; halving: successive halving over it), ``control``.
+whole grid to early stopping; halving: successive halving over it), ``tenacity_reset``
+(false: SentEval's early stopping; true: patience reset on improvement), ``control``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from posharness.tasks.senteval.features import SentenceFeatureStore
     from posharness.tasks.senteval.probing_files import ProbingData
 
-VERSION = "1"
+VERSION = "2"  # 2: SentEval's early stopping (count never reset) and rounded dev choice
 STORE_KIND = "sentence-features"
 LIMIT_SEED = 20180715  # which examples --limit / --train-limit keep (fixed across models)
 DEFAULTS: dict[str, Any] = {
@@ -44,6 +45,7 @@ DEFAULTS: dict[str, Any] = {
     "pooling": "mean",
     "classifier": "auto",
     "search": "full",
+    "tenacity_reset": False,  # True: an improvement resets early stopping's count
     "control": True,
 }
 
