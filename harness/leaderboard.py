@@ -35,6 +35,7 @@ from posharness.errors import DataError, PosharnessError, SchemaError, SettingsC
 from posharness.io import atomic_write_text, exclusive, sweep_stale_temporaries
 from posharness.results import (
     CellResult,
+    portable_options,
     read_json_file,
     read_result,
     read_versioned,
@@ -295,7 +296,11 @@ def _check_same_options(old: Row, fresh: Row, tasks: set[str], where: Path | Non
 def check_task_options(
     row: Row, task: str, options: dict[str, Any], where: Path | None = None
 ) -> None:
-    """Refuse to put ``task`` under ``options`` in a row that holds it under others."""
+    """Refuse to put ``task`` under ``options`` in a row that holds it under others.
+
+    ``options`` may be as the user typed them (admission, before any compute): a data
+    file is compared by the portable name and hash results record, not by its path."""
+    options = portable_options(options)
     before = row.settings.get("options", {}).get(task, {})
     held = any(k.startswith(f"{task}/") for k in row.scores)
     if row.settings_known and held and before != options:

@@ -26,6 +26,7 @@ from posharness.results import (
     Metric,
     ModelInfo,
     TaskInfo,
+    portable_options,
     portable_path,
     portable_spec,
     read_result,
@@ -232,3 +233,21 @@ def test_a_merge_keeps_the_boards_display_name(tmp_path: Path) -> None:
     earlier = _board_of(tmp_path, "a", None).model_copy(update={"name": "zoo (smoke test)"})
     merged = lb.merge(earlier, _board_of(tmp_path, "b", None))
     assert merged.name == "zoo (smoke test)"
+
+
+def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path: Path) -> None:
+    """Admission compares the options a user typed with the portable ones a row holds:
+    the same file by a relative path passes, another file's content is refused."""
+    from posharness.errors import SettingsConflictError
+
+    data = tmp_path / "ud" / "dev.conllu"
+    data.parent.mkdir()
+    data.write_text("# one tree\n")
+    board = _board_of(tmp_path, "a", None)
+    row = board.rows[0].model_copy(
+        update={"settings": {"options": {"probe": portable_options({"file": str(data)})}}}
+    )
+    lb.check_task_options(row, "probe", {"file": str(data)})
+    data.write_text("# another tree\n")
+    with pytest.raises(SettingsConflictError, match="dev.conllu"):
+        lb.check_task_options(row, "probe", {"file": str(data)})
