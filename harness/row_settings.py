@@ -41,8 +41,9 @@ def distinguishing(
     device: str,
     reference: str | None = None,
 ) -> dict[str, Any]:
-    """The ROW_SETTINGS a cell has (left out where it is a plain run's, or, for
-    ``reference``, where the model's split takes no corpus)."""
+    """The ROW_SETTINGS a cell has, left out where it is a plain run's. ``split`` and
+    ``reference`` are kept whenever the model has them: which corpus is "plain" depends
+    on ``--data-dir`` (WikiText-2 there, else the embedded one), so none is assumed."""
     found = {
         "limit": limit,
         "train_limit": train_limit,
