@@ -61,11 +61,17 @@ def device_class(device: str) -> str:
 
 
 def result_suffix(
-    limit: int | None, dtype: str, train_limit: int | None = None, device: str = "cpu"
+    limit: int | None,
+    dtype: str,
+    train_limit: int | None = None,
+    device: str = "cpu",
+    corpus: str | None = None,
 ) -> str:
     """What keeps a limited, half-precision or GPU cell's file apart from the full float32
     CPU one, so neither overwrites the other's result (``__limit10``, ``__train500``,
-    ``__bfloat16``, ``__cuda``)."""
+    ``__bfloat16``, ``__cuda``); ``corpus``, a reference corpus's label that the caller
+    keeps apart from its default one, adds ``__corpus<8 hex>`` (a run with ``--data-dir``
+    and one without use two corpora, but one results folder)."""
     parts = [f"limit{limit}"] if limit is not None else []
     if train_limit is not None:
         parts.append(f"train{train_limit}")
@@ -73,6 +79,8 @@ def result_suffix(
         parts.append(dtype)
     if device_class(device) != "cpu":
         parts.append(device_class(device))
+    if corpus is not None:
+        parts.append(f"corpus{hash_obj(corpus)[:8]}")
     return "".join(f"__{part}" for part in parts)
 
 

@@ -251,3 +251,12 @@ def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path:
     data.write_text("# another tree\n")
     with pytest.raises(SettingsConflictError, match="dev.conllu"):
         lb.check_task_options(row, "probe", {"file": str(data)})
+
+
+def test_a_result_file_name_can_keep_two_reference_corpora_apart() -> None:
+    from posharness.identity import result_suffix
+
+    wiki = result_suffix(None, "float32", corpus="wikitext-2/wiki.valid.tokens (sha256 f0)")
+    embedded = result_suffix(None, "float32", corpus="reference_text/english.txt (sha256 aa)")
+    assert wiki.startswith("__corpus") and wiki != embedded
+    assert result_suffix(None, "float32") == ""  # names written before stay valid
