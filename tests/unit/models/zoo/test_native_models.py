@@ -67,6 +67,9 @@ def test_a_random_initialisation_runs_in_every_mode_and_says_what_it_is(tmp_path
     assert card["positional_parameters"] == 2 * 2 * 2  # w and s per head (2) and layer (2)
     # the model defines a content-free delta, so its own metrics are reported
     assert "positional_term_locality" in positional["metrics"]
+    # an untrained model attends near-uniformly in contextual mode: flagged, never a finding
+    contextual = next(r for n, r in results.items() if "contextual" in n)
+    assert any(flag.startswith("near-uniform attention") for flag in contextual["flags"])
 
 
 def test_a_name_without_checkpoint_and_a_foreign_checkpoint_are_refused(
