@@ -69,20 +69,23 @@ def degenerate_flags(
 
 
 def thin_group_flags(
-    metric: str, groups: Mapping[str, int], unit: str = "examples", kind: str = "groups"
+    averages: str, groups: Mapping[str, int], unit: str = "examples", kind: str = "groups"
 ) -> list[str]:
-    """A flag when an average over groups (a macro over relations) has groups scored on
+    """A flag when averages over groups (macros over relations) rest on groups scored on
     fewer than ``MIN_EXAMPLES`` examples each: a best-of-many score on a handful of
-    examples is optimistic noise, and the average gives it a full group's weight."""
+    examples is optimistic noise, and the average gives it a full group's weight.
+
+    ``averages`` names the averages (a plural subject, e.g. "the macro averages");
+    ``groups`` maps every group they average to its examples."""
     thin = sorted(((count, name) for name, count in groups.items() if count < MIN_EXAMPLES))
     if not thin:
         return []
     shown = ", ".join(f"{name} {count}" for count, name in thin[:6])
     more = f", and {len(thin) - 6} more" if len(thin) > 6 else ""
     return [
-        f"{metric} averages {len(groups)} {kind}, {len(thin)} of them scored on fewer than "
-        f"{MIN_EXAMPLES} {unit} ({shown}{more}): their scores are noise; for a number to "
-        "report, evaluate more examples (a larger split, or no --limit)"
+        f"{averages} rest on {kind} scored on fewer than {MIN_EXAMPLES} {unit}: {len(thin)} "
+        f"of {len(groups)} ({shown}{more}); their scores are noise: for a number to report, "
+        "evaluate more examples (a larger split, or no --limit)"
     ]
 
 

@@ -75,7 +75,7 @@ class RelationReport:
         of arcs (its best of 2 × layers × heads predictors is near 100 % by selection
         alone) is flagged, though the arcs behind the macro are many."""
         relations = {r.relation: r.arcs for r in (*self.table, *self.no_punct)}
-        return thin_group_flags("macro", relations, unit="arcs", kind="relations")
+        return thin_group_flags("the macro averages", relations, unit="arcs", kind="relations")
 
     def details(self) -> dict[str, Any]:
         return {

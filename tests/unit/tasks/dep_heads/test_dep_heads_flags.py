@@ -74,12 +74,14 @@ def test_a_20_sentence_run_is_flagged_for_its_thin_relations():
     report = scored(EWT_TEST_FIRST_20)
     assert report.metrics()["macro"].n == sum(EWT_TEST_FIRST_20.values())  # 290 arcs
     (flag,) = cell_flags(report)
-    assert flag.startswith("macro averages 20 relations, 18 of them scored on fewer than 30 arcs")
+    assert flag.startswith(
+        "the macro averages rest on relations scored on fewer than 30 arcs: 18 of 20 ("
+    )
     assert "ccomp 3" in flag and "a larger split, or no --limit" in flag
     assert "20 examples" not in flag
 
 
 def test_every_relation_in_the_table_is_counted_so_top_0_flags_rare_relations():
     (flag,) = cell_flags(scored(EWT_TEST, top=0))
-    assert "4 of them scored on fewer than 30 arcs" in flag
+    assert "scored on fewer than 30 arcs: 4 of 30 (" in flag
     assert "reparandum 2" in flag
