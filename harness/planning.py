@@ -268,9 +268,11 @@ def plan(
         raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
     cells = []
     dtype = resolve_dtype(config.dtype, device)
-    settings_suffix = result_suffix(config.limit, dtype, config.train_limit, device)
     for spec in specs:
         model = load_model(spec, options)
+        settings_suffix = result_suffix(
+            config.limit, dtype, config.train_limit, device, _named_corpus(model)
+        )
         for mode in modes:
             if mode not in model.modes:
                 supported = ", ".join(str(m) for m in model.modes)
@@ -303,6 +305,23 @@ def plan(
                     cell.attention_path = attention_path_of(model, mode, task.spec.needs)
                     cells.append(cell)
     return cells
+
+
+# How the embedded reference corpus (models/decompose/reference_text/english.txt) labels
+# itself: the corpus of a run without --data-dir or reference_corpus, whose files keep
+# their plain names.
+EMBEDDED_CORPUS_LABEL = "reference_text/english.txt "
+
+
+def _named_corpus(model: ModelAdapter) -> str | None:
+    """The reference corpus that keeps this model's result files apart (``__corpus…``):
+    it is a row setting (``row_settings``), so a run with ``--data-dir`` (WikiText-2) and
+    one without (the embedded corpus) into one results folder must not share a file name,
+    or the second overwrites the result the first one's row still names. None for the
+    embedded corpus and for models that take no corpus."""
+    labels = {s.reference_corpus for s in model.modes.values() if s.reference_corpus}
+    label = min(labels) if labels else None
+    return None if label is None or label.startswith(EMBEDDED_CORPUS_LABEL) else label
 
 
 def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: Any) -> _T | None:
