@@ -98,8 +98,14 @@ def model_name(spec: str) -> str:
     return spec if spec.startswith("hf:") else spec.partition("@")[0]
 
 
-def _limits(row: Row) -> tuple[Any, Any]:
-    return row.settings.get("limit"), row.settings.get("train_limit")
+# Settings two rows must share to be paired: the same evaluation and training cuts, and
+# the same split definition and reference corpus (two corpora give two rows of one model
+# and mode, which must each find their own partner, not collapse into one).
+PAIRED_SETTINGS = ("limit", "train_limit", "split", "reference")
+
+
+def _limits(row: Row) -> tuple[Any, ...]:
+    return tuple(row.settings.get(key) for key in PAIRED_SETTINGS)
 
 
 def pair_rows(
