@@ -39,7 +39,9 @@ class Metric:
     stderr: float | None = None  # when the task can estimate it
     ci_low: float | None = None  # 95 % interval, when the task computes one
     ci_high: float | None = None
-    n: int | None = None  # number of items behind the value
+    # examples behind the value (arcs, sentence pairs, sentences, probe words), never the
+    # groups an average runs over (see posharness.flags)
+    n: int | None = None
 
 
 class ModelInfo(BaseModel):
