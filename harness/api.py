@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from posharness.adapter import ModelAdapter
-    from posharness.leaderboard import Leaderboard
+    from posharness.leaderboard import Leaderboard, MergeSummary
     from posharness.planning import Cell
     from posharness.runner import CellOutcome, Reporter
     from posharness.task import Task
@@ -38,7 +38,9 @@ class Evaluation:
     cells: list[CellOutcome]  # every cell of the grid, run now or finished before
     leaderboard: Leaderboard | None  # None when the grid was empty (or not the main process)
     leaderboard_path: Path | None
-    merged: bool  # the leaderboard already existed and this run was added to it
+    # what the merge into an existing leaderboard did (rows added, scores replaced …);
+    # None when the leaderboard was new. Truthy exactly when the board existed.
+    merged: MergeSummary | None
     summaries: list[Path]  # cross-mode and cross-task views (tables, figures)
     replaced_unreadable: str | None = None  # why an unreadable leaderboard was replaced
 
