@@ -308,8 +308,10 @@ def test_entry_point_plugin_runs_end_to_end(
     assert result["task"]["family"] == "demo"
     assert result["task"]["main_metric"] == "mean_tokens"
     assert result["model"]["spec"].startswith("demo-tiny@")
-    assert result["model"]["spec"] == spec
-    assert result["model"]["details"]["checkpoint"] == str(tiny_bert)
+    # results are portable: a checkpoint outside the working folder by its last parts
+    portable = f"…/{tiny_bert.parent.name}/{tiny_bert.name}"
+    assert result["model"]["spec"] == f"demo-tiny@{portable}"
+    assert result["model"]["details"]["checkpoint"] == portable
     assert result["environment"]["batch"]["sequences"] == len(SENTENCES)
     metrics = result["metrics"]
     assert metrics["mean_tokens"]["value"] == pytest.approx(reference["mean_tokens"], abs=1e-12)
@@ -323,7 +325,7 @@ def test_entry_point_plugin_runs_end_to_end(
     ]
 
     board = json.loads(board_file.read_text())
-    assert [row["model"] for row in board["rows"]] == [spec]
+    assert [row["model"] for row in board["rows"]] == [f"demo-tiny@{portable}"]
     row = board["rows"][0]
     assert row["scores"]["demo_task/mean_tokens"]["mean"] == pytest.approx(reference["mean_tokens"])
     assert [(board_file.parent / r).resolve() for r in row["results"]] == [found[0].resolve()]
@@ -378,7 +380,7 @@ def test_include_file_plugin_runs_end_to_end(
     assert len(found) == 1, found
     result = json.loads(found[0].read_text())
     assert result["task"]["name"] == "inc_task"
-    assert result["model"]["spec"] == f"inc-tiny@{tiny_bert}"
+    assert result["model"]["spec"] == f"inc-tiny@…/{tiny_bert.parent.name}/{tiny_bert.name}"
     assert result["metrics"]["mean_tokens"]["value"] == pytest.approx(reference["mean_tokens"])
     assert result["metrics"]["hidden_norm"]["value"] == pytest.approx(
         reference["hidden_norm"], rel=1e-5
