@@ -22,6 +22,7 @@ it under the board's lock (``.<board>.lock`` beside it), so no run loses another
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -303,13 +304,23 @@ def check_task_options(
     options = portable_options(options)
     before = row.settings.get("options", {}).get(task, {})
     held = any(k.startswith(f"{task}/") for k in row.scores)
-    if row.settings_known and held and before != options:
+    if row.settings_known and held and _named(before) != _named(options):
         board = f"leaderboard {where}" if where else "the leaderboard"
         raise SettingsConflictError(
             f"{board} holds {task} for {row.model} ({row.mode}) with options "
             f"{_options_text(before)}; this run uses {_options_text(options)}: pass another "
             "--leaderboard, or rebuild the board from one setting's results"
         )
+
+
+_CONTENT_HASH = re.compile(r" \(sha256 [0-9a-f]{12}\)$")
+
+
+def _named(options: dict[str, Any]) -> dict[str, Any]:
+    """Options with data files by name only: an edited file under the same name is new data
+    for the same setting (its hash is in the cell identity, so the cell is recomputed and
+    the merge replaces, and says it replaced, the earlier scores), not another setting."""
+    return {k: _CONTENT_HASH.sub("", v) if isinstance(v, str) else v for k, v in options.items()}
 
 
 def _options_text(options: dict[str, Any]) -> str:

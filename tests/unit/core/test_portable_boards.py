@@ -237,7 +237,9 @@ def test_a_merge_keeps_the_boards_display_name(tmp_path: Path) -> None:
 
 def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path: Path) -> None:
     """Admission compares the options a user typed with the portable ones a row holds:
-    the same file by a relative path passes, another file's content is refused."""
+    the same file by a relative path passes, and so does an edited file under the same
+    name (new data for the same setting: the cell is recomputed and the merge says it
+    replaced the earlier scores); another file is refused."""
     from posharness.errors import SettingsConflictError
 
     data = tmp_path / "ud" / "dev.conllu"
@@ -249,8 +251,11 @@ def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path:
     )
     lb.check_task_options(row, "probe", {"file": str(data)})
     data.write_text("# another tree\n")
-    with pytest.raises(SettingsConflictError, match="dev.conllu"):
-        lb.check_task_options(row, "probe", {"file": str(data)})
+    lb.check_task_options(row, "probe", {"file": str(data)})
+    other = tmp_path / "ud" / "test.conllu"
+    other.write_text("# one tree\n")
+    with pytest.raises(SettingsConflictError, match="test.conllu"):
+        lb.check_task_options(row, "probe", {"file": str(other)})
 
 
 def test_a_result_file_name_can_keep_two_reference_corpora_apart() -> None:
