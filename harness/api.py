@@ -184,7 +184,9 @@ def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> Non
         return  # unreadable: it will be replaced, and the user told so
     rows = {row.key: row for row in board.rows}
     for cell in cells:
-        settings = distinguishing(cell.limit, cell.train_limit, cell.model.describe(), cell.device)
+        settings = distinguishing(
+            cell.limit, cell.train_limit, cell.model.describe(), cell.device, mode=str(cell.mode)
+        )
         row = rows.get(row_key(cell.model.fingerprint(), str(cell.mode), settings))
         if row is not None:
             options = non_default_options(cell.task.spec.name, cell.options)

@@ -40,17 +40,21 @@ def distinguishing(
     details: Mapping[str, Any],
     device: str,
     reference: str | None = None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """The ROW_SETTINGS a cell has, left out where it is a plain run's. ``split`` and
     ``reference`` are kept whenever the model has them: which corpus is "plain" depends
     on ``--data-dir`` (WikiText-2 there, else the embedded one), so none is assumed."""
+    # The split changes only the contextual and positional modes; a `both` cell that never
+    # prepared the corpus (a fine-tune) must share its row with one that did (geometry).
+    split = {} if mode == "both" else _decomposition(details)
     found = {
         "limit": limit,
         "train_limit": train_limit,
         "attention": forced_attention(details),
         "device": accelerator(device),
-        "split": _decomposition(details).get("definition"),
-        "reference": reference or _decomposition(details).get("reference"),
+        "split": split.get("definition"),
+        "reference": None if mode == "both" else reference or split.get("reference"),
     }
     return {key: value for key, value in found.items() if value is not None}
 
@@ -62,6 +66,7 @@ def of_result(result: CellResult) -> dict[str, Any]:
         result.model.details,
         result.environment.device,
         result.mode.reference_corpus,
+        result.mode.name,
     )
 
 

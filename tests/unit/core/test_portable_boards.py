@@ -24,6 +24,7 @@ from posharness.board_views import to_markdown
 from posharness.portable_boards import MACHINE_PATH, rewrite, unportable
 from posharness.results import (
     Metric,
+    ModeInfo,
     ModelInfo,
     TaskInfo,
     portable_options,
@@ -197,8 +198,9 @@ def _board_of(tmp_path: Path, name: str, reference: str | None) -> lb.Leaderboar
     folder = tmp_path / name
     write_run(folder, "m1", "f1", {0: [1, 0, 1, 1]})
     results = lb.collect_results(folder)
-    if reference is not None:
+    if reference is not None:  # a corpus-based split matters to the approximate modes
         for _, result in results:
+            result.mode = ModeInfo(name="positional", exact=False, definition="tisa-mean-word")
             result.model.details["decomposition"] = {
                 "definition": "tisa-mean-word",
                 "reference": reference,
@@ -215,7 +217,7 @@ def test_another_reference_corpus_adds_a_row_instead_of_replacing_one(tmp_path: 
     assert summary.text() == "1 row added, 1 other row kept"
     labels = to_markdown(board)
     assert "corpus reference_text/english.txt" in labels and "corpus wikitext-2" in labels
-    assert "split tisa-mean-word" in labels  # mode both shows the split its term used
+    assert "positional (tisa-mean-word)" in labels
 
 
 def test_a_rerun_under_the_same_settings_says_it_replaced_scores(tmp_path: Path) -> None:
