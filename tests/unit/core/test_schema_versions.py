@@ -27,10 +27,11 @@ def test_a_version_1_leaderboard_loads_and_takes_new_rows(tmp_path):
     shutil.copytree(FIXTURES / "results", results)
     rebuilt = lb.build(lb.collect_results(results), "board", tmp_path / "board.json")
     merged, summary = lb.merge_with_summary(old, rebuilt)
-    # The old rows predate the split and reference-corpus settings, so theirs are unknown:
-    # the rebuilt rows (which record tisa-mean-word) join beside them, replacing nothing.
-    assert {r.key for r in merged.rows} == {r.key for r in old.rows} | {r.key for r in rebuilt.rows}
-    assert all(r.settings.get("split") == "tisa-mean-word" for r in rebuilt.rows)
-    assert summary.added == len(rebuilt.rows) and summary.replaced == ()
+    # The fixture's rows are mode `both`, which the split definition and reference corpus do
+    # not touch: the rebuilt row is the old row again, so the merge finds it unchanged and
+    # neither duplicates nor replaces it.
+    assert {r.key for r in merged.rows} == {r.key for r in old.rows} == {r.key for r in rebuilt.rows}
+    assert all("split" not in r.settings and "reference" not in r.settings for r in rebuilt.rows)
+    assert summary.unchanged == len(rebuilt.rows) and summary.added == 0 and summary.replaced == ()
     fresh = next(r for r in merged.rows if r.key == rebuilt.rows[0].key)
     assert fresh.scores.keys() == rebuilt.rows[0].scores.keys()
