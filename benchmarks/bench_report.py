@@ -62,8 +62,8 @@ def timed(args: list[str], env: dict[str, str]) -> dict:
 
 def write_study(root: Path, models: int) -> tuple[Path, Path]:
     """The synthetic results and their board; returns (results folder, board)."""
-    from posharness import leaderboard as lb
-    from posharness.results import Metric
+    from posharness.boards import leaderboard as lb
+    from posharness.contracts.results import Metric
 
     sys.path.insert(0, str(REPO))  # the synthetic results are the tests' own factory
     from tests.result_factory import save_cell, synthetic_result
@@ -104,8 +104,8 @@ def write_study(root: Path, models: int) -> tuple[Path, Path]:
 
 def change_one_number(results: Path, board: Path) -> None:
     """One cell's main metric moves; the board is rebuilt from the results."""
-    from posharness import leaderboard as lb
-    from posharness.results import Metric, read_result, write_result
+    from posharness.boards import leaderboard as lb
+    from posharness.contracts.results import Metric, read_result, write_result
 
     path = results / "model-000" / "task_0__both__seed0.json"
     result = read_result(path)

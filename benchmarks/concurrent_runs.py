@@ -66,9 +66,9 @@ def launch(
 
 def inspect(out: Path, done: list[tuple[int, str]]) -> dict[str, object]:
     """What the runs left in ``out``, counted."""
-    from posharness import leaderboard as lb
-    from posharness.errors import PosharnessError
-    from posharness.results import read_result
+    from posharness.base.errors import PosharnessError
+    from posharness.boards import leaderboard as lb
+    from posharness.contracts.results import read_result
     from tests.unit.core.test_concurrent_runs import MODES, TASKS, leftovers
 
     results, valid = list((out / "results").rglob("*__seed*.json")), 0

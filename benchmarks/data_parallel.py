@@ -68,11 +68,11 @@ def measure(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
     import numpy as np
 
     sys.path.insert(0, str(REPO))
-    from posharness.adapter import ATTENTIONS, HIDDEN, Mode
-    from posharness.batching import BatchedEncoder
-    from posharness.model_spec import LoadOptions
+    from posharness.compute.batching import BatchedEncoder
+    from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
+    from posharness.contracts.model_spec import LoadOptions
     from posharness.models.hf.adapter import HFEncoderAdapter
-    from posharness.scoring import score
+    from posharness.stats.classification import score
     from posharness.tasks.finetune.engine import EncodedSplit, TrainingSettings, fine_tune
     from tests.unit.tasks.finetune.test_finetune_engine import dog_sentences
 

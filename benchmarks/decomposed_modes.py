@@ -27,9 +27,9 @@ from pathlib import Path
 
 import torch
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode
-from posharness.batching import length_sorted_order, pad_batch
-from posharness.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.compute.batching import length_sorted_order, pad_batch
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
+from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SNLI = REPO / "../shared/data/snli/snli_1.0/snli_1.0_test.jsonl"

@@ -53,8 +53,8 @@ def parse_args() -> argparse.Namespace:
 
 def child(args: argparse.Namespace) -> None:
     """One cell of ``args.child`` sentences; prints one JSON line for the parent."""
-    from posharness.planning import RunConfig
-    from posharness.runner import run
+    from posharness.run.config import RunConfig
+    from posharness.run.runner import run
 
     with tempfile.TemporaryDirectory() as out:
         config = RunConfig(

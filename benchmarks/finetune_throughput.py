@@ -42,9 +42,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a benchmark never downloads
 import numpy as np
 import torch
 
-from posharness.adapter import Mode
-from posharness.errors import PosharnessError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import PosharnessError
+from posharness.contracts.adapter import Mode
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.hf.builders import build_minilm
 from posharness.tasks.finetune.data.locate import DATASETS, load_split, locate_splits

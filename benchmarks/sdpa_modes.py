@@ -38,8 +38,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a benchmark never downloads
 
 import torch
 
-from posharness.adapter import Mode
-from posharness.model_spec import LoadOptions
+from posharness.contracts.adapter import Mode
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.builders import build_hf, build_minilm
 
 REPO = Path(__file__).resolve().parents[1]

@@ -6,10 +6,13 @@ leaderboards built from them. :func:`evaluate` does everything ``posharness run`
 :func:`load_model` and :func:`get_task` reach single models and tasks by name.
 """
 
-__version__ = "0.1.0"
+from posharness.base.moved_modules import install as _install_moved_modules  # noqa: E402
+from posharness.base.version import __version__  # noqa: E402
+
+_install_moved_modules()  # old flat import paths (posharness.adapter …) still work, with a warning
 
 from posharness.api import Evaluation, evaluate, get_task, load_model  # noqa: E402
-from posharness.auto_classes import install as _install_auto_classes  # noqa: E402
+from posharness.plugins.auto_classes import install as _install_auto_classes  # noqa: E402
 
 _install_auto_classes()  # zoo checkpoints load with AutoModel once transformers is used
 

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
-    from posharness.leaderboard import Leaderboard, MergeSummary
-    from posharness.planning import Cell
-    from posharness.runner import CellOutcome, Reporter
-    from posharness.task import Task
+    from posharness.boards.leaderboard import Leaderboard, MergeSummary
+    from posharness.contracts.adapter import ModelAdapter
+    from posharness.contracts.task import Task
+    from posharness.run.runner import CellOutcome, Reporter
 
 
 @dataclass(frozen=True)
@@ -82,16 +81,18 @@ def evaluate(
 
     ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
     turns the feature cache off. ``leaderboard`` defaults to ``<output_dir>/<model>.json``.
-    Bad input raises a :class:`posharness.errors.PosharnessError` before any work.
+    Bad input raises a :class:`posharness.base.errors.PosharnessError` before any work.
     ``executor="ray"`` runs the pending cells as Ray tasks (``ray_address`` None starts a
     local cluster); cells that fail there are listed in a :class:`CellsFailed` raised after
     the leaderboard and summaries of the others are written.
     """
-    from posharness.cache import default_cache_dir
-    from posharness.distributed import is_main_process
-    from posharness.errors import CellsFailed
-    from posharness.planning import RunConfig, parse_batch_size
-    from posharness.runner import run
+    from posharness.base.distributed import is_main_process
+    from posharness.base.errors import CellsFailed
+    from posharness.boards.admission import admit_cells
+    from posharness.run.config import RunConfig
+    from posharness.run.plan import parse_batch_size
+    from posharness.run.runner import run
+    from posharness.storage.cache import default_cache_dir
 
     config = RunConfig(
         models=_listed(models),
@@ -118,7 +119,7 @@ def evaluate(
     if board_path is not None:  # found before any compute, not after it
         check_leaderboard_path(board_path)
     # --overwrite asks for the new settings to replace the old: nothing to refuse then.
-    admit = None if overwrite else (lambda cells: _admit(cells, board_path, config.output_dir))
+    admit = None if overwrite else (lambda cells: admit_cells(cells, board_path, config.output_dir))
     progress = reporter.progress if reporter is not None else None
     try:
         outcomes = run(config, reporter, admit)
@@ -148,10 +149,11 @@ def _record(
     <model>.json``), never in the repository's committed ``leaderboards/`` unless a
     ``leaderboard`` path says so.
     """
-    from posharness import leaderboard as lb
-    from posharness.summaries import summarize
+    from posharness.boards import leaderboard as lb
+    from posharness.boards.admission import default_board
+    from posharness.run.summaries import summarize
 
-    path = leaderboard or _default_board([o.cell for o in outcomes], output_dir)
+    path = leaderboard or default_board([o.cell for o in outcomes], output_dir)
     fresh = lb.build([(o.cell.path, o.result) for o in outcomes], path.stem, path)
     # Read, merged and written under the board's lock: runs finishing together keep
     # each other's rows (docs/concurrency.md).
@@ -162,41 +164,10 @@ def _record(
     )
 
 
-def _default_board(cells: list[Cell], output_dir: Path) -> Path:
-    # The results folder names: the spec, plus its --model-arg values when it has some.
-    slugs = list(dict.fromkeys(cell.path.parent.name for cell in cells))
-    return output_dir / f"{'__'.join(slugs)}.json"
-
-
-def _admit(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> None:
-    """Refuse, before any compute, cells the target leaderboard could not take: a task
-    it already holds for that model, mode and limit under other options."""
-    from posharness import leaderboard as lb
-    from posharness.errors import PosharnessError
-    from posharness.row_settings import distinguishing, non_default_options, row_key
-
-    path = leaderboard or _default_board(cells, output_dir)
-    if not cells or not path.exists():
-        return
-    try:
-        board = lb.load(path)
-    except PosharnessError:
-        return  # unreadable: it will be replaced, and the user told so
-    rows = {row.key: row for row in board.rows}
-    for cell in cells:
-        settings = distinguishing(
-            cell.limit, cell.train_limit, cell.model.describe(), cell.device, mode=str(cell.mode)
-        )
-        row = rows.get(row_key(cell.model.fingerprint(), str(cell.mode), settings))
-        if row is not None:
-            options = non_default_options(cell.task.spec.name, cell.options)
-            lb.check_task_options(row, cell.task.spec.name, options, path)
-
-
 def check_leaderboard_path(path: Path) -> None:
     """A leaderboard that could not be written fails here, before any cell runs."""
-    from posharness.errors import OutputError
-    from posharness.io import check_writable_file
+    from posharness.base.errors import OutputError
+    from posharness.storage.io import check_writable_file
 
     if path.is_dir():
         raise OutputError(
@@ -208,15 +179,15 @@ def check_leaderboard_path(path: Path) -> None:
 def load_model(spec: str, **options: Any) -> ModelAdapter:
     """A model adapter from a spec string (``minilm``, ``hf:/dir``, ``tupe-r@ckpt``).
 
-    ``options`` are :class:`posharness.model_spec.LoadOptions` fields (``device``,
+    ``options`` are :class:`posharness.contracts.model_spec.LoadOptions` fields (``device``,
     ``dtype``, ``model_args`` as a mapping, ``data_dir``, ``cache_dir``).
     """
     from dataclasses import fields
 
-    from posharness.device import resolve_device
-    from posharness.errors import OptionError
-    from posharness.model_spec import LoadOptions, parse_model_spec
-    from posharness.model_spec import load_model as load
+    from posharness.base.device import resolve_device
+    from posharness.base.errors import OptionError
+    from posharness.contracts.model_spec import LoadOptions, parse_model_spec
+    from posharness.contracts.model_spec import load_model as load
 
     known = {f.name for f in fields(LoadOptions)}
     unknown = sorted(set(options) - known)

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.results import (
+from posharness.contracts.results import (
     CellResult,
     Environment,
     Metric,

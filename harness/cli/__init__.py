@@ -19,8 +19,8 @@ from importlib.metadata import entry_points
 
 import click
 
-from posharness import __version__
-from posharness.errors import PosharnessError
+from posharness.base.errors import PosharnessError
+from posharness.base.version import __version__
 
 PROG = "posharness"
 COMMANDS_GROUP = "posharness.commands"
@@ -62,7 +62,7 @@ class _LazyCommand(click.Command):
         self.target = target
 
     def load(self) -> click.Command:
-        from posharness.registry import import_target
+        from posharness.plugins.registry import import_target
 
         command = import_target(self.target, "command", self.name or "")
         if not isinstance(command, click.Command):

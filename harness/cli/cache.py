@@ -1,6 +1,6 @@
 """``posharness cache info|prune``: see what the feature cache holds and remove entries.
 
-A thin shell over :mod:`posharness.cache_admin`. ``prune`` asks nothing, on a terminal or
+A thin shell over :mod:`posharness.storage.cache_admin`. ``prune`` asks nothing, on a terminal or
 not: its selector (``--kind``, ``--older-than`` or ``--all``) is the confirmation, and
 ``--dry-run`` shows what a selector would remove first.
 """
@@ -17,13 +17,13 @@ import click
 from posharness.cli.options import path_option
 
 if TYPE_CHECKING:
-    from posharness.cache_admin import KindSummary
+    from posharness.storage.cache_admin import KindSummary
 
 _CACHE_DIR_HELP = "The cache folder. [default: $POSHARNESS_CACHE, else the user cache folder]"
 
 
 def _root(cache_dir: Path | None) -> Path:
-    from posharness.cache import default_cache_dir
+    from posharness.storage.cache import default_cache_dir
 
     return cache_dir or default_cache_dir()
 
@@ -76,7 +76,7 @@ def cache() -> None:
 )
 def info(cache_dir: Path | None, output_format: str) -> None:
     """The cache's folder and size, and per kind: entries, size, oldest and newest write."""
-    from posharness.cache_admin import scan
+    from posharness.storage.cache_admin import scan
 
     found = scan(_root(cache_dir))
     kinds = found.by_kind()
@@ -146,7 +146,7 @@ def prune(
     them again; results and leaderboards live elsewhere and are never touched. Entries a
     running job is writing are left alone.
     """
-    from posharness.cache_admin import parse_duration, remove, scan, select, summarize
+    from posharness.storage.cache_admin import parse_duration, remove, scan, select, summarize
 
     age = parse_duration(older_than) if older_than is not None else None
     found = scan(_root(cache_dir))

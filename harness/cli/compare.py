@@ -44,8 +44,8 @@ def compare(
     (McNemar, sign-flip permutation, or a paired bootstrap of the aggregate), with a 95 %
     paired-bootstrap interval and Holm-adjusted p-values across everything printed.
     """
+    from posharness.boards.compare import RowFilter
     from posharness.cli.console import print_comparison
-    from posharness.compare import RowFilter
 
     keep = RowFilter(
         tuple(split_commas(models)), tuple(split_commas(modes)), tuple(split_commas(tasks))

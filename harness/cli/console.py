@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from posharness.results import CellResult
+from posharness.contracts.results import CellResult
 
 
 @functools.cache
@@ -72,10 +72,10 @@ class RichReporter:
 
 def evaluate_with_progress(**arguments) -> None:
     """:func:`posharness.evaluate` with bars on stderr and the outcome on stdout."""
-    from posharness import board_views as views
     from posharness.api import evaluate
-    from posharness.distributed import is_main_process
-    from posharness.leaderboard import MergeSummary
+    from posharness.base.distributed import is_main_process
+    from posharness.boards import views as views
+    from posharness.boards.leaderboard import MergeSummary
 
     if not is_main_process():  # under a launch the main process shows the run
         evaluate(**arguments)
@@ -172,9 +172,9 @@ def print_comparison(
 ) -> None:
     """``compare``'s output: rich tables (with the notes of untested rows below each), or
     Markdown, CSV or JSON on stdout for papers and scripts."""
-    from posharness import compare_output
-    from posharness.compare import compare_files
-    from posharness.leaderboard import load
+    from posharness.boards import compare_output
+    from posharness.boards.compare import compare_files
+    from posharness.boards.leaderboard import load
 
     headline = {c.key for c in load(path_a).columns if c.headline or all_metrics}
     comparisons = compare_files(path_a, path_b, keep)
@@ -202,7 +202,7 @@ def print_comparison(
 
 
 def _print_row_comparison(comparison, headline: set[str]) -> None:
-    from posharness.compare_output import HEADERS, LEFT, table_cells
+    from posharness.boards.compare_output import HEADERS, LEFT, table_cells
 
     a, b = comparison.a, comparison.b
     limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""

@@ -34,10 +34,10 @@ def leaderboard_build(
     results_dir: Path, output: Path, name: str | None, keep_examples: bool
 ) -> None:
     """Aggregate every result file under RESULTS_DIR into one leaderboard."""
-    from posharness import board_views as views
-    from posharness import leaderboard as lb
+    from posharness.boards import leaderboard as lb
+    from posharness.boards import views as views
+    from posharness.boards.example_bundle import write_bundle
     from posharness.cli.console import console, print_table
-    from posharness.example_bundle import write_bundle
 
     results = lb.collect_results(results_dir)
     board = lb.build(results, name or output.stem, output)
@@ -64,8 +64,8 @@ def leaderboard_build(
 @include_option
 def leaderboard_show(file: Path, fmt: str, all_metrics: bool) -> None:
     """Print a leaderboard as a table, Markdown, CSV or JSON."""
-    from posharness import board_views as views
-    from posharness import leaderboard as lb
+    from posharness.boards import leaderboard as lb
+    from posharness.boards import views as views
     from posharness.cli.console import print_table
 
     board = lb.load(file)
@@ -88,9 +88,9 @@ def leaderboard_portable(files: tuple[Path, ...], name: str | None) -> None:
     not shipped); model specs and data-file options get portable names (with a sha256). No
     number changes. Rerunnable: run it on a board regenerated elsewhere before committing.
     """
+    from posharness.base.errors import DataError, OptionError
+    from posharness.boards.portable import rewrite
     from posharness.cli.console import console
-    from posharness.errors import DataError, OptionError
-    from posharness.portable_boards import rewrite
 
     if name is not None and len(files) > 1:
         raise OptionError("--name renames one board: give one FILE with it")

@@ -145,7 +145,7 @@ def build_listing(what: str) -> Listing:
 
 
 def _listed_model(name: str, obj: Any, origin: str, source: str) -> ListedModel:
-    from posharness.model_spec import ModelEntry
+    from posharness.contracts.model_spec import ModelEntry
 
     if isinstance(obj, ModelEntry):
         modes = tuple(mode.strip() for mode in obj.modes.split(",") if mode.strip())

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

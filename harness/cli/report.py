@@ -11,7 +11,7 @@ from posharness.cli.options import include_option, path_option
 
 
 def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:
-    from posharness.errors import OptionError
+    from posharness.base.errors import OptionError
 
     pairs = []
     for value in values:
@@ -93,10 +93,10 @@ def report(
     A previous report in DIR is replaced at once; any other existing folder only with
     --overwrite.
     """
-    from posharness.cache import default_cache_dir
+    from posharness.base.errors import OptionError
     from posharness.cli.console import console
-    from posharness.errors import OptionError
     from posharness.report import DEFAULT_SCATTERS, build_report
+    from posharness.storage.cache import default_cache_dir
 
     if not boards and not comparisons:
         raise OptionError("no leaderboard given: pass leaderboard files, e.g. leaderboards/*.json")

@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from posharness import __version__
-from posharness.hashing import hash_file
+from posharness.base.version import __version__
 from posharness.report.collect import DEFAULT_SCATTERS, ReportInputs, collect
 from posharness.report.figure_store import FigureStore
 from posharness.report.write import FORMAT, check_target, write_folder
+from posharness.storage.hashing import hash_file
 
 __all__ = ["DEFAULT_SCATTERS", "ReportInputs", "ReportOutcome", "build_report"]
 

@@ -8,8 +8,8 @@ shows), else the task is filed under "other tasks" — a report never fails for 
 
 from __future__ import annotations
 
-from posharness.errors import PosharnessError
-from posharness.results import TaskInfo
+from posharness.base.errors import PosharnessError
+from posharness.contracts.results import TaskInfo
 
 OTHER = "other tasks"
 

@@ -12,10 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posharness import board_views
-from posharness import leaderboard as lb
-from posharness.errors import DataError, OptionError
-from posharness.example_bundle import bundle_path
+from posharness.base.errors import DataError, OptionError
+from posharness.boards import leaderboard as lb
+from posharness.boards import views as board_views
+from posharness.boards.example_bundle import bundle_path
+from posharness.boards.row_settings import ROW_SETTINGS
 from posharness.report import drawn
 from posharness.report.artifacts import cell_files, is_image, summary_folders
 from posharness.report.catalogue import OTHER, TaskCatalogue
@@ -33,7 +34,6 @@ from posharness.report.model import (
     TaskView,
     when,
 )
-from posharness.row_settings import ROW_SETTINGS
 
 # How the report names a row setting where its key would read badly.
 SETTING_NAMES = {"reference": "reference corpus", "split": "split definition"}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.compare import (
+from posharness.boards.compare import (
     Outputs,
     RowFilter,
     adjust_comparisons,
@@ -20,8 +20,8 @@ from posharness.compare import (
     pair_rows,
     row_outputs,
 )
-from posharness.example_bundle import read_bundle
-from posharness.leaderboard import Leaderboard, Row
+from posharness.boards.example_bundle import read_bundle
+from posharness.boards.leaderboard import Leaderboard, Row
 from posharness.report.locate import Found
 from posharness.report.model import BoardView, ComparisonView, PairView
 

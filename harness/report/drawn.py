@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from posharness.compare import model_name
-from posharness.leaderboard import Column, Score
+from posharness.boards.compare import model_name
+from posharness.boards.leaderboard import Column, Score
 from posharness.report.figure_store import FigureRequest
 from posharness.report.model import RowView
 

@@ -19,9 +19,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import OutputError
-from posharness.hashing import hash_obj
-from posharness.io import atomic_write_text
+from posharness.base.errors import OutputError
+from posharness.storage.hashing import hash_obj
+from posharness.storage.io import atomic_write_text
 
 RENDERER_VERSION = 2  # bump when a drawing changes, so cached figures are redrawn
 FOLDER = "report-figures"

@@ -8,7 +8,7 @@ Two kinds, each a function of JSON data alone (``figure_store`` caches by that d
 * ``dots`` — one panel per metric of a task, one line per row, the value with its interval
   (the task's 95 % CI with one seed, ± sd over seeds), coloured by mode.
 
-A value from a flagged cell (``posharness.flags``: a degenerate classifier, too few
+A value from a flagged cell (``posharness.run.flags``: a degenerate classifier, too few
 examples, uniform attention) is ringed in the flag colour and its name carries the tables'
 "!", with a note at the foot; every marking element's SVG id starts with ``FLAG_GID``.
 
@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from posharness.flags import FLAG_COLOUR, FLAG_GID, FLAG_MARK, flagged_label, note_flagged
+from posharness.run.flags import FLAG_COLOUR, FLAG_GID, FLAG_MARK, flagged_label, note_flagged
 
 MODE_MARKERS = {"both": "o", "contextual": "s", "positional": "^"}
 MODE_COLOURS = {"both": "C0", "contextual": "C1", "positional": "C2"}
@@ -39,7 +39,7 @@ RC = {
 
 
 def draw(kind: str, data: Any) -> str:
-    from posharness.plotting import pyplot
+    from posharness.stats.plotting import pyplot
 
     plt = pyplot()
     import matplotlib

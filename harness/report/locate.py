@@ -17,10 +17,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from posharness.errors import DataError
-from posharness.leaderboard import Row
-from posharness.results import CellResult, read_result
-from posharness.row_settings import of_result
+from posharness.base.errors import DataError
+from posharness.boards.leaderboard import Row
+from posharness.boards.row_settings import of_result
+from posharness.contracts.results import CellResult, read_result
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from posharness.compare import MetricComparison, model_name
-from posharness.leaderboard import Column, Row, Score
-from posharness.results import CellResult
-from posharness.row_settings import ROW_SETTINGS
+from posharness.boards.compare import MetricComparison, model_name
+from posharness.boards.leaderboard import Column, Row, Score
+from posharness.boards.row_settings import ROW_SETTINGS
+from posharness.contracts.results import CellResult
 
 ALPHA = 0.05  # a paired test's p below this marks a difference as significant
 
@@ -226,7 +226,7 @@ def when(timestamp: str) -> str:
 
 def signed(value: float | None) -> str:
     """A difference that never reads ±0.0000 unless it is zero (``paired_tests``)."""
-    from posharness.paired_tests import format_delta
+    from posharness.stats.paired_tests import format_delta
 
     return format_delta(value)
 

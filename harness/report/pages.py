@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from posharness import __version__
+from posharness.base.version import __version__
 from posharness.report import model
 from posharness.report.artifacts import is_image
 from posharness.report.model import Study

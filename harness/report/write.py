@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import OutputError
-from posharness.io import WRITE_ERRORS, sweep_stale_temporaries, temporary_tag
+from posharness.base.errors import OutputError
+from posharness.storage.io import WRITE_ERRORS, sweep_stale_temporaries, temporary_tag
 
 MANIFEST = "report.json"
 FORMAT = "posharness-report/1"

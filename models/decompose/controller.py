@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode, ModeSupport
-from posharness.errors import OptionError, PosharnessError
+from posharness.base.errors import OptionError, PosharnessError
+from posharness.contracts.adapter import Mode, ModeSupport
 from posharness.models.decompose.core import register_attention_function, set_modes, set_paths
 from posharness.models.decompose.family import Definition, Family, Reference, definition_named
 from posharness.models.decompose.paths import ATTENTION_KEY, AUTO, EAGER, resolve_path

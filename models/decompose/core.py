@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.fused import Fused, fused_attend
 from posharness.models.decompose.paths import EAGER, SDPA
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from posharness.adapter import Mode, ModeSupport
+from posharness.contracts.adapter import Mode, ModeSupport
 
 if TYPE_CHECKING:
     import torch
@@ -89,7 +89,7 @@ class Family(Protocol):
 
 
 def definition_named(family: Family, name: str | None) -> Definition:
-    from posharness.errors import OptionError
+    from posharness.base.errors import OptionError
 
     if name is None:
         return family.definitions[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import (
     ATTENTION_NAME,
     SPLITTER_ATTR,

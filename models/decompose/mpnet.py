@@ -19,7 +19,7 @@ import math
 import types
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import (
     Split,
     attend,

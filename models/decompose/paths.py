@@ -12,13 +12,13 @@ analysis tasks) runs eager. The user's choice, ``--model-arg attention=...``:
   be fused, is refused in one line instead of silently running eager.
 
 The paths agree to float tolerance, not bit for bit, so a cell or cache entry computed
-through SDPA is keyed apart from an eager one (``posharness.adapter.mode_identity``), and
+through SDPA is keyed apart from an eager one (``posharness.contracts.adapter.mode_identity``), and
 each result records the path that ran (``ModeInfo.attention_path``).
 """
 
 from __future__ import annotations
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 AUTO = "auto"
 EAGER = "eager"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 
 if TYPE_CHECKING:
     import torch
@@ -63,7 +63,7 @@ def find_reference_corpus(
 ) -> ReferenceCorpus:
     """The corpus the user named, else the first default found under the data folder,
     else the embedded one."""
-    from posharness.hashing import hash_file
+    from posharness.storage.hashing import hash_file
 
     if given:
         path = Path(given).expanduser()

@@ -8,8 +8,8 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
-from posharness.errors import UnsupportedModeError
+from posharness.base.errors import UnsupportedModeError
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import (
     Split,
     attend,

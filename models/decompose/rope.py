@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.decompose.core import (
     Split,
     matmul_scores,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 if TYPE_CHECKING:
     import torch

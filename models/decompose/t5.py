@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
 from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, without_gamma

@@ -32,7 +32,7 @@ import types
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma

@@ -17,7 +17,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.adapter import (
+from posharness.base.device import resolve_dtype
+from posharness.base.errors import ModelLoadError, OptionError, UnsupportedModeError
+from posharness.contracts.adapter import (
     ATTENTIONS,
     HIDDEN,
     EncoderBatch,
@@ -27,9 +29,7 @@ from posharness.adapter import (
     PECard,
     TokenizedText,
 )
-from posharness.device import resolve_dtype
-from posharness.errors import ModelLoadError, OptionError, UnsupportedModeError
-from posharness.model_spec import LoadOptions
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.decompose.controller import Decomposition, ReferenceLayout
 from posharness.models.decompose.families import family_for, supported_model_types
 from posharness.models.decompose.paths import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.errors import ModelLoadError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import ModelLoadError
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.hf.hub import resolve_checkpoint
 from posharness.models.hf.preflight import MINILM_MISSING, NEEDS_CHECKPOINT

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from posharness.adapter import PECard
+from posharness.contracts.adapter import PECard
 
 
 # Families whose PE is not a learned table added at the input, in the survey's terms

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import ModelLoadError
-from posharness.hashing import hash_file, hash_files, hash_obj
+from posharness.base.errors import ModelLoadError
+from posharness.storage.hashing import hash_file, hash_files, hash_obj
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".h5", ".msgpack")
 TOKENIZER_FILES = (

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from posharness.adapter import Mode
-from posharness.errors import ModelLoadError
+from posharness.base.errors import ModelLoadError
+from posharness.contracts.adapter import Mode
 
 if TYPE_CHECKING:
     from posharness.models.hf.adapter import HFEncoderAdapter

@@ -13,7 +13,7 @@ import socket
 from pathlib import Path
 from urllib.parse import urlparse
 
-from posharness.errors import ModelLoadError
+from posharness.base.errors import ModelLoadError
 
 # Files a checkpoint needs; weights in other formats are not fetched.
 CHECKPOINT_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.py"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from posharness.errors import ModelLoadError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import ModelLoadError
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.hub import hub_offline, hub_reachable, looks_like_path, resolve_checkpoint
 
 NEEDS_CHECKPOINT = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 
 if TYPE_CHECKING:
     from posharness.models.decompose.controller import ReferenceLayout
@@ -33,9 +33,9 @@ def mean_inputs_over_corpus(
     the model's device; ``progress`` shows the pass (``ShowsProgress``)."""
     import torch
 
-    from posharness.cache import FeatureCache
     from posharness.models.decompose.family import Reference
     from posharness.models.decompose.reference import mean_attention_inputs, pack_sequences
+    from posharness.storage.cache import FeatureCache
 
     model, tokenizer = adapter.model, adapter.tokenizer
 

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 
 STATE_NAME = "trainer_state.json"
 STATE_FORMAT = "posharness-pretrain-state/1"

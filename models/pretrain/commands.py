@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from posharness.base.errors import DataError, OptionError
 from posharness.cli.console import err_console
 from posharness.cli.options import device_option, include_option, model_arg_option, parse_model_args
-from posharness.errors import DataError, OptionError
 
 
 @click.command()
@@ -70,8 +70,8 @@ def pretrain(
     model_args: tuple[str, ...],
 ) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
+    from posharness.base.device import resolve_device
     from posharness.cli.console import console
-    from posharness.device import resolve_device
     from posharness.models.pretrain.loop import PretrainSettings
     from posharness.models.pretrain.workflow import pretrain_scheme
     from posharness.models.zoo.encoder.options import pe_options

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 
 NO_TEXT_FIX = "point --corpus at plain-text or WikiExtractor files"
 MIN_BLOCK_SIZE = 8

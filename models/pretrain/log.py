@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import DataError
-from posharness.io import atomic_write_json
-from posharness.plotting import pyplot, save_figure
+from posharness.base.errors import DataError
+from posharness.stats.plotting import pyplot, save_figure
+from posharness.storage.io import atomic_write_json
 
 LOG_NAME = "loss_log.json"
 CURVE_NAME = "loss_curve.png"

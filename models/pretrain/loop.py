@@ -29,8 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from posharness.errors import OptionError
-from posharness.faults import kill_point
+from posharness.base.errors import OptionError
+from posharness.base.faults import kill_point
 from posharness.models.pretrain.checkpoint import (
     check_same_run,
     latest_checkpoint,
@@ -132,8 +132,8 @@ def pretrain(
     ``progress(step, loss)`` is called at every log record (not every step: reading the
     loss waits for the GPU).
     """
-    from posharness.device import resolve_device
-    from posharness.io import sweep_stale_temporaries
+    from posharness.base.device import resolve_device
+    from posharness.storage.io import sweep_stale_temporaries
 
     corpus, out_dir = Path(corpus), Path(out_dir)
     sweep_stale_temporaries(out_dir)  # a log or block file a killed run was writing
@@ -305,7 +305,7 @@ def _training_blocks(
     if cache.exists():
         return np.load(cache, mmap_mode="r")
     array = packed_blocks(read_corpus(corpus), tokenizer, block_size)
-    from posharness.io import atomic_target
+    from posharness.storage.io import atomic_target
 
     with atomic_target(cache, hint="pass a writable --out folder") as tmp, tmp.open("wb") as handle:
         np.save(handle, array)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 _log = logging.getLogger(__name__)  # shown on stderr by Python's last-resort handler
 

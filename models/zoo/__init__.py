@@ -7,7 +7,7 @@ is imported only when one of them is loaded. A test keeps this list equal to the
 
 from __future__ import annotations
 
-from posharness.model_spec import ModelEntry
+from posharness.contracts.model_spec import ModelEntry
 from posharness.plugins import models
 
 ZOO_MODELS = {

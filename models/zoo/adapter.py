@@ -17,9 +17,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from posharness.adapter import Mode, ModeSupport, PECard
-from posharness.errors import ModelLoadError, OptionError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import ModelLoadError, OptionError
+from posharness.contracts.adapter import Mode, ModeSupport, PECard
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.zoo.checkpoints import check_model_args, resolve_native
 
@@ -180,8 +180,8 @@ def random_checkpoint(
     import torch
     from transformers.utils import logging as hf_logging
 
-    from posharness.io import temporary_tag
     from posharness.models.zoo.encoder import PEModel, config_for
+    from posharness.storage.io import temporary_tag
 
     hf_logging.disable_progress_bar()
     tokenizer = _tokenizer(tokenizer_source)

@@ -15,8 +15,8 @@ import os
 import re
 from pathlib import Path
 
-from posharness.errors import ModelLoadError, OptionError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import ModelLoadError, OptionError
+from posharness.contracts.model_spec import LoadOptions
 
 NATIVE_ARGS = ("init", "size", "seed", "tokenizer", "attention")  # the zoo's own --model-args
 ENV_VAR = "POSHARNESS_RUNS"

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from posharness.errors import DataError
-from posharness.hashing import hash_file
+from posharness.base.errors import DataError
+from posharness.storage.hashing import hash_file
 from posharness.tasks.dep_heads.tree import ROOT, Sentence
 
 COLUMNS = ("ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC")

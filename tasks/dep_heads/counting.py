@@ -15,8 +15,8 @@ from itertools import islice
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, EncoderOutput, ModelAdapter, TokenizedText
-from posharness.task import TaskContext
+from posharness.contracts.adapter import ATTENTIONS, EncoderOutput, ModelAdapter, TokenizedText
+from posharness.contracts.task import TaskContext
 from posharness.tasks.dep_heads.scoring import FOLDS, ArcBatch, HeadCounts
 from posharness.tasks.dep_heads.tree import ROOT, Sentence
 from posharness.tasks.dep_heads.word_attention import (

@@ -21,8 +21,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from posharness.flags import flag_section, limit_lines, thin_group_flags
-from posharness.task import Metric
+from posharness.contracts.task import Metric
+from posharness.run.flags import flag_section, limit_lines, thin_group_flags
 from posharness.tasks.dep_heads.scoring import HeadCounts, RelationScore, score_relations
 
 PUNCT = "punct"  # left out of Clark et al.'s Table 1
@@ -45,7 +45,7 @@ class RelationReport:
 
     def metrics(self) -> dict[str, Metric]:
         """Each macro average's ``n`` is the arcs behind it (summed over its relations),
-        not the number of relations: the examples are arcs (see ``posharness.flags``)."""
+        not the number of relations: the examples are arcs (see ``posharness.run.flags``)."""
         metrics: dict[str, Metric] = {}
         for suffix, short in (("", None), ("_short", True), ("_long", False)):
             group = self._group(short)
@@ -235,7 +235,7 @@ def mode_table_markdown(results: Sequence[Any]) -> str:
 
 def write_mode_table(results: Sequence[Any], folder: Path) -> list[Path]:
     """Write ``table.md`` (Table A3) and ``accuracy_by_distance.png`` (Fig. 5) for the modes."""
-    from posharness.io import atomic_write_text
+    from posharness.storage.io import atomic_write_text
     from posharness.tasks.dep_heads.figures import accuracy_by_distance
 
     hashes = {r.task.data_hash for r in results}

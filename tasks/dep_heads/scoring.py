@@ -129,7 +129,7 @@ class HeadCounts:
 
     def save(self, path: Path) -> Path:
         """The raw counts, so a new selection rule never needs the model again."""
-        from posharness.io import atomic_target
+        from posharness.storage.io import atomic_target
 
         # Through atomic_target like every output: whole or absent, and written by the
         # main process only under a data-parallel launch.

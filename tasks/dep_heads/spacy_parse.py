@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from posharness.errors import DataError, OptionError, OutputError
-from posharness.hashing import hash_files
-from posharness.io import atomic_target
+from posharness.base.errors import DataError, OptionError, OutputError
+from posharness.storage.hashing import hash_files
+from posharness.storage.io import atomic_target
 from posharness.tasks.dep_heads.tree import ROOT, Sentence, conllu_lines
 
 if TYPE_CHECKING:

@@ -32,9 +32,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from posharness.adapter import ATTENTIONS, ModelAdapter
-from posharness.errors import DataError, OptionError
-from posharness.task import TaskContext, TaskResult, TaskSpec
+from posharness.base.errors import DataError, OptionError
+from posharness.contracts.adapter import ATTENTIONS, ModelAdapter
+from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 
 DEFAULT_TREEBANK = Path("ud_english_ewt") / "en_ewt-ud-test.conllu"
 TABLE_SETS = ("collapsed", "full")
@@ -102,7 +102,7 @@ def _existing(path: Path, option: str) -> Path:
 
 def resolve_input(options: dict[str, Any], data_dir: Path | None) -> Input:
     """The trees to score; fails fast (at planning) with what to pass when there are none."""
-    from posharness.hashing import hash_file
+    from posharness.storage.hashing import hash_file
 
     _check_options(options)
     if options["text"]:
@@ -161,7 +161,7 @@ class DepHeads:
         }
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
-        from posharness.flags import degenerate_flags
+        from posharness.run.flags import degenerate_flags
         from posharness.tasks.dep_heads.conllu import iter_conllu, scan_conllu
         from posharness.tasks.dep_heads.counting import count_heads
         from posharness.tasks.dep_heads.report import relation_report
@@ -245,7 +245,7 @@ class DepHeads:
         """
         if source.kind == "treebank":
             return source.path
-        from posharness.hashing import hash_text
+        from posharness.storage.hashing import hash_text
         from posharness.tasks.dep_heads.spacy_parse import load_pipeline, parse_text_file
 
         if ctx.cache.enabled:

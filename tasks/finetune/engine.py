@@ -33,15 +33,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from posharness.adapter import TokenizedText
-from posharness.batching import length_sorted_order, pad_batch
-from posharness.data_parallel import (
+from posharness.base.distributed import launched, process_device, world_size
+from posharness.base.faults import kill_point
+from posharness.compute.batching import length_sorted_order, pad_batch
+from posharness.compute.data_parallel import (
     gathered_in_order,
     share_of_this_process,
     split_among_processes,
 )
-from posharness.distributed import launched, process_device, world_size
-from posharness.faults import kill_point
+from posharness.contracts.adapter import TokenizedText
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 

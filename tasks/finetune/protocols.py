@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import mean, median, stdev
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 LARGE_GLUE_TASKS = frozenset({"mnli", "qnli", "qqp"})  # TUPE's 5-epoch tasks
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from posharness.task import Metric
+from posharness.contracts.examples import Example
+from posharness.contracts.task import Metric
 from posharness.tasks.finetune.store import drop_weights
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def confidence_metrics(
     the runs the protocol used), so it reflects test-set size, not seed variance; the
     spread across seeds and rates is in ``details.per_rate``.
     """
-    from posharness.scoring import bootstrap_interval
+    from posharness.stats.classification import bootstrap_interval
 
     metrics: dict[str, Metric] = {}
     for prefix, split in profile.report.items():
@@ -55,29 +56,29 @@ def confidence_metrics(
     return metrics
 
 
-def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> list[dict[str, Any]]:
+def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> list[Example]:
     """Gold, prediction and each example's share of the metric, for ``posharness compare``.
 
     Shares are named like the result's metrics (``matched_accuracy`` on MNLI's matched
     rows, ``dev_accuracy`` on SNLI's dev rows), so a paired test finds them by name.
     """
-    from posharness.scoring import per_example
+    from posharness.stats.classification import per_example
 
-    rows: list[dict[str, Any]] = []
+    rows: list[Example] = []
     for prefix, split in profile.report.items():
         encoded = split_of(split)
         predicted = run.predictions[split]
         shares = per_example(profile.metrics, encoded.labels, predicted)
         for i, example_id in enumerate(encoded.ids):
             rows.append(
-                {
-                    "id": f"{split}:{example_id}",
-                    "split": split,
-                    "prefix": prefix,
-                    "label": encoded.labels[i].item(),
-                    "prediction": predicted[i].item(),
+                Example(
+                    id=f"{split}:{example_id}",
+                    split=split,
+                    prefix=prefix,
+                    label=encoded.labels[i].item(),
+                    prediction=predicted[i].item(),
                     **{f"{prefix}{name}": value for name, value in shares[i].items()},
-                }
+                )
             )
     return rows
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.tasks.finetune.runs import plain_run
 from posharness.tasks.finetune.store import load_weights
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
-    from posharness.task import TaskContext
+    from posharness.contracts.adapter import ModelAdapter
+    from posharness.contracts.task import TaskContext
     from posharness.tasks.finetune.task import FineTuneTask
 
 

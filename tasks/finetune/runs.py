@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from posharness.cache import FeatureCache
-from posharness.scoring import score
+from posharness.stats.classification import score
+from posharness.storage.cache import FeatureCache
 from posharness.tasks.finetune.engine import EncodedSplit, TrainingSettings, fine_tune
 from posharness.tasks.finetune.store import (
     load_record,

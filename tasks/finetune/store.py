@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from posharness.cache import FeatureCache
-from posharness.hashing import hash_obj
+from posharness.storage.cache import FeatureCache
+from posharness.storage.hashing import hash_obj
 from posharness.tasks.finetune.engine import RunOutcome, TrainingSettings
 
 RUN_KIND = "finetune-run"

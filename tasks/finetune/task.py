@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from posharness.adapter import FineTunable
-from posharness.errors import OptionError
-from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES
-from posharness.task import TaskContext, TaskResult, TaskSpec
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import FineTunable
+from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES
+from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.finetune.data.locate import DATASETS
 from posharness.tasks.finetune.profiles import PROFILES, Profile
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
+    from posharness.contracts.adapter import ModelAdapter
     from posharness.tasks.finetune.engine import EncodedSplit, TrainingSettings
     from posharness.tasks.finetune.protocols import Aggregate, PlannedRun, Protocol
     from posharness.tasks.finetune.runs import RunContext, RunResult
@@ -130,7 +130,7 @@ class FineTuneTask:
         RunContext,
     ]:
         """The protocol, its planned runs, the data loaded and encoded, the run context."""
-        from posharness.planning import check_capabilities
+        from posharness.run.plan import check_capabilities
         from posharness.tasks.finetune.data.loading import encode_split, limited
         from posharness.tasks.finetune.protocols import protocol_named
 
@@ -162,7 +162,7 @@ class FineTuneTask:
         loaded: Mapping[str, LoadedSplit],
         protocol: Protocol,
     ) -> RunContext:
-        from posharness.adapter import mode_identity
+        from posharness.contracts.adapter import mode_identity
         from posharness.tasks.finetune.runs import RunContext
 
         profile = self.profile
@@ -213,7 +213,7 @@ class FineTuneTask:
 
     # -- scoring ------------------------------------------------------------------------
     def _scores(self, result: RunResult, encoded: Mapping[str, EncodedSplit]) -> dict[str, float]:
-        from posharness.scoring import score
+        from posharness.stats.classification import score
 
         out = dict(result.extra_scores)
         for prefix, split in self.profile.report.items():
@@ -320,7 +320,7 @@ def _mode_statistics(model: ModelAdapter, ctx: TaskContext) -> str | None:
 
 
 def _combined_hash(hashes: Mapping[str, str]) -> str:
-    from posharness.hashing import hash_obj
+    from posharness.storage.hashing import hash_obj
 
     return hash_obj(dict(sorted(hashes.items())))
 

@@ -1,7 +1,7 @@
 """Heatmaps of positional attention (Chen et al. 2023, Fig. 1 and A3) and of the position
 Gram matrix (Wennberg & Henter 2021, Fig. 1), written as PNGs.
 
-Every heatmap takes its colour limits from ``posharness.plotting.robust_scale`` and says
+Every heatmap takes its colour limits from ``posharness.stats.plotting.robust_scale`` and says
 on the figure when cells were clipped; the ``*_figure`` functions draw without saving so
 a test can look at the axes.
 """
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from posharness.errors import DataError
-from posharness.plotting import ColourScale, pyplot, robust_scale, save_figure
+from posharness.base.errors import DataError
+from posharness.stats.plotting import ColourScale, pyplot, robust_scale, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, ModelAdapter, TokenizedText, mode_identity
-from posharness.errors import OptionError
-from posharness.hashing import hash_obj
-from posharness.task import TaskContext
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import ATTENTIONS, ModelAdapter, TokenizedText, mode_identity
+from posharness.contracts.task import TaskContext
+from posharness.storage.hashing import hash_obj
 
 CACHE_KIND = "identical-word-attention"
 PROBE_OPTIONS = {"words": 100, "length": 128}

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
-from posharness.metric_types import MEAN_CONTINUOUS, OF_EXAMPLES, PER_CELL, MetricType
-from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
+from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
+from posharness.contracts.examples import Example
+from posharness.contracts.metric_types import MEAN_CONTINUOUS, OF_EXAMPLES, PER_CELL, MetricType
+from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
     PROBE_OPTIONS,
     probe_attention,
@@ -54,7 +55,7 @@ def common_resample_replicates(
     """Each metric on the same resamples of the words as every other cell probed with
     these words (``paired_resampling``), so ``compare`` can take a paired bootstrap of
     the averaged map's geometry between two models without keeping any map."""
-    from posharness.paired_resampling import replicates
+    from posharness.stats.paired_resampling import replicates
 
     def statistic(draw: np.ndarray) -> dict[str, float]:
         average = per_word[draw].mean(axis=0)
@@ -73,7 +74,7 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def geometry(matrix: np.ndarray, drop: tuple[int, ...] = ()) -> dict[str, float]:
-    from posharness.metrics import geometry_summary, remove_positions
+    from posharness.stats.geometry import geometry_summary, remove_positions
 
     matrix = normalise_rows(matrix)
     if drop:
@@ -155,9 +156,9 @@ class LocalitySymmetry:
         for word, token_id, matrix in zip(
             probe.words, probe.token_ids, attention.per_word, strict=True
         ):
-            example = {"id": f"{word}", "token_id": token_id, **geometry(matrix)}
-            example.update({f"{k}_no_special": v for k, v in geometry(matrix, drop).items()})
-            examples.append(example)
+            values = geometry(matrix)
+            values.update({f"{k}_no_special": v for k, v in geometry(matrix, drop).items()})
+            examples.append(Example(id=f"{word}", token_id=token_id, **values))
         artifacts = self._figures(model, ctx, attention) if ctx.options["figures"] else []
         term, status = positional_term(model, probe.length)
         details["positional_term"] = status

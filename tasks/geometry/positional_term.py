@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from posharness.adapter import ModelAdapter
-from posharness.errors import DataError
+from posharness.base.errors import DataError
+from posharness.contracts.adapter import ModelAdapter
 
 MASKED_BELOW = -1e30  # a family's own mask (ModernBERT's window) writes the dtype's minimum
 
@@ -40,7 +40,7 @@ class PositionalTerm:
 
 def positional_term(model: ModelAdapter, length: int) -> tuple[PositionalTerm | None, str]:
     """The model's delta for ``length`` positions, or None and the reason it is absent."""
-    from posharness.adapter import HasPositionalTerm, Mode
+    from posharness.contracts.adapter import HasPositionalTerm, Mode
 
     if not isinstance(model, HasPositionalTerm):
         return None, "the adapter has no positional_scores"

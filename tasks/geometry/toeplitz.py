@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from posharness.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
-from posharness.task import Metric, TaskContext, TaskResult, TaskSpec
+from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
+from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
     PROBE_OPTIONS,
     probe_attention,
@@ -37,7 +37,7 @@ from posharness.tasks.geometry.uniformity import uniform_attention_flags
 
 def shuffled_control(matrix: np.ndarray, draws: int, seed: int) -> Metric:
     """Mean (and s.e.) R² of the matrix under joint random row/column permutations."""
-    from posharness.metrics import toeplitz_r2
+    from posharness.stats.geometry import toeplitz_r2
 
     rng = np.random.default_rng(seed + 104729)
     values = []
@@ -71,7 +71,7 @@ class Toeplitz:
     )
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
-        from posharness.metrics import remove_positions, toeplitz_r2, toeplitz_r2_where
+        from posharness.stats.geometry import remove_positions, toeplitz_r2, toeplitz_r2_where
 
         draws = int(ctx.options["controls"])
         probe = probe_from_options(model, ctx)

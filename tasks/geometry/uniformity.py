@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posharness.metrics import MetricInputError
+from posharness.stats.geometry import MetricInputError
 
 UNIFORM_SHARE = 0.99  # mean row entropy at least this share of log n: near-uniform
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 if TYPE_CHECKING:
     from posharness.tasks.senteval.building.build import SentevalBuild

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 if TYPE_CHECKING:
-    from posharness.adapter import EncoderOutput
+    from posharness.contracts.adapter import EncoderOutput
 
 POOLINGS = ("mean", "cls")
 STORE_VERSION = 1
@@ -109,7 +109,7 @@ class SentenceFeatureStore:
         """One chunk: ``layers`` holds ``[len(sentences), d]`` per layer."""
         from safetensors.numpy import save_file
 
-        from posharness.io import atomic_target
+        from posharness.storage.io import atomic_target
 
         keys = np.frombuffer(b"".join(sentence_key(s) for s in sentences), dtype=np.uint8)
         keys = keys.reshape(len(sentences), 16)
@@ -170,7 +170,7 @@ def encode_missing(
     Under a data-parallel launch the main process says what is missing and alone writes
     the chunks; the others wait for them and read the store again afterwards.
     """
-    from posharness.distributed import launched, main_decides, wait_for_everyone
+    from posharness.base.distributed import launched, main_decides, wait_for_everyone
 
     todo = main_decides(lambda: store.missing(sentences))
     log = EncodeLog(encoded=len(todo), reused=len(set(sentences)) - len(todo))

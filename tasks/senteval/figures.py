@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from posharness.flags import FLAG_COLOUR, FLAG_GID, FLAG_MARK, flagged_label, note_flagged
-from posharness.plotting import pyplot, save_figure
+from posharness.run.flags import FLAG_COLOUR, FLAG_GID, FLAG_MARK, flagged_label, note_flagged
+from posharness.stats.plotting import pyplot, save_figure
 
 BASELINE_STYLES = {"majority": ":", "chance": "--", "control": "-."}
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.senteval.catalog import SPLITS, TOPCONST_OTHER, ProbingTask
 
 OFFICIAL_FOLDER = ("senteval", "probing")  # under --data-dir, as SentEval's data/probing/
@@ -62,7 +62,7 @@ def probing_path(task: ProbingTask, probes: str, data_dir: Path | None) -> Path:
 
 def read_probing_file(task: ProbingTask, path: Path) -> ProbingData:
     """All examples of ``path``, validated line by line; raises one ``DataError`` line."""
-    from posharness.hashing import hash_file
+    from posharness.storage.hashing import hash_file
 
     if not path.is_file():
         hint = "build one with `posharness build-probes senteval --out FOLDER`"

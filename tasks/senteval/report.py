@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.flags import FLAG_MARK, flag_section, limit_lines
+from posharness.run.flags import FLAG_MARK, flag_section, limit_lines
 from posharness.tasks.senteval.catalog import TASKS
 
 MODE_ORDER = ("both", "contextual", "positional")
@@ -39,7 +39,7 @@ PAPER_ORDER = (
 
 def write_table9(results: Sequence[Any], folder: Path) -> list[Path]:
     """``table9.md`` and ``table9_layers.png`` in ``folder`` from the tasks' cell results."""
-    from posharness.io import atomic_write_text
+    from posharness.storage.io import atomic_write_text
     from posharness.tasks.senteval.figures import mode_curve_grid
 
     cells = {(r.mode.name, r.task.name): r for r in results}

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posharness.results import Metric
-from posharness.task import TaskContext, TaskResult
+from posharness.contracts.examples import Example
+from posharness.contracts.results import Metric
+from posharness.contracts.task import TaskContext, TaskResult
 
 if TYPE_CHECKING:
     from posharness.tasks.senteval.catalog import ProbingTask
@@ -130,12 +131,12 @@ def probe_all_layers(
     encode_seconds = sum(encoder.log.seconds for encoder in ctx.encoders)
     details["timing"] = {"encode_seconds": encode_seconds, "classifier_seconds": classifier_seconds}
     examples = [
-        {
-            "id": str(int(data.ids[chosen[position]])),
-            "label": classes[int(gold)],
-            "prediction": classes[int(predicted)],
-            "accuracy": 1.0 if gold == predicted else 0.0,
-        }
+        Example(
+            id=str(int(data.ids[chosen[position]])),
+            label=classes[int(gold)],
+            prediction=classes[int(predicted)],
+            accuracy=1.0 if gold == predicted else 0.0,
+        )
         for position, gold, predicted in zip(
             parts["te"], test_gold, fit.test_predictions, strict=True
         )
@@ -165,11 +166,11 @@ def _majority(train_labels: np.ndarray, test_gold: np.ndarray) -> float:
 
 
 def _curve_figure(
-    task: ProbingTask, curve: list[dict], metrics: dict, folder: Path, examples: list[dict]
+    task: ProbingTask, curve: list[dict], metrics: dict, folder: Path, examples: list[Example]
 ) -> Path:
     """``layers.png``, marked when the cell will be flagged: it is drawn before the runner
     adds the generic flags, which are this same function of these metrics and examples."""
-    from posharness.flags import degenerate_flags
+    from posharness.run.flags import degenerate_flags
     from posharness.tasks.senteval.figures import layer_curve
 
     return layer_curve(

@@ -26,14 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posharness.adapter import HIDDEN, mode_identity
-from posharness.errors import OptionError
-from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
-from posharness.task import TaskContext, TaskResult, TaskSpec
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import HIDDEN, mode_identity
+from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
+from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.senteval.catalog import BY_NAME, ProbingTask
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
+    from posharness.contracts.adapter import ModelAdapter
     from posharness.tasks.senteval.features import SentenceFeatureStore
     from posharness.tasks.senteval.probing_files import ProbingData
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 from rich.table import Table
 
+from posharness.base.errors import OptionError
 from posharness.cli.console import console
 from posharness.cli.options import split_commas
-from posharness.errors import OptionError
 
 
 @click.command(name="shuffle")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from posharness.flags import FLAG_COLOUR, FLAG_GID, FLAG_HATCH, FLAG_MARK, note_flagged
-from posharness.plotting import pyplot, save_figure
+from posharness.run.flags import FLAG_COLOUR, FLAG_GID, FLAG_HATCH, FLAG_MARK, note_flagged
+from posharness.stats.plotting import pyplot, save_figure
 
 
 def delta_bars(

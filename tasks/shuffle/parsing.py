@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 
 MODEL = "benepar_en3"
 INSTALL = (

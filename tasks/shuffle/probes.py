@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import DataError
-from posharness.faults import kill_point
-from posharness.io import (
+from posharness.base.errors import DataError
+from posharness.base.faults import kill_point
+from posharness.storage.io import (
     OutputError,
     json_object_lines,
     sweep_stale_temporaries,

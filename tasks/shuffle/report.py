@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from posharness.flags import FLAG_MARK, flag_section, limit_lines
+from posharness.run.flags import FLAG_MARK, flag_section, limit_lines
 from posharness.tasks.shuffle.probes import PROBES
 
 TITLES = {
@@ -35,7 +35,7 @@ MODE_ORDER = ("both", "contextual", "positional")
 
 def write_table3(results: Sequence[Any], folder: Path) -> list[Path]:
     """``table3.md`` and ``table3.png`` in ``folder`` from the probes' cell results."""
-    from posharness.io import atomic_write_text
+    from posharness.storage.io import atomic_write_text
     from posharness.tasks.shuffle.figures import delta_bars
 
     cells = {(r.mode.name, r.task.name): r for r in results}

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from posharness.task import Metric, TaskResult
+from posharness.contracts.examples import Example
+from posharness.contracts.task import Metric, TaskResult
 
 LABELS = ("entailment", "neutral", "contradiction")  # the SNLI task's class order
 
@@ -26,7 +27,7 @@ def probe_result(
     seed: int,
 ) -> TaskResult:
     """Metrics, per-example rows and details of one probe from its two prediction vectors."""
-    from posharness.paired_tests import mcnemar
+    from posharness.stats.paired_tests import mcnemar
 
     gold_original = np.array([LABELS.index(r["original"]["label"]) for r in records])
     gold_changed = np.array([LABELS.index(r["label"]) for r in records])
@@ -48,17 +49,17 @@ def probe_result(
     if probe == "shuffle_sr":
         metrics["still_entailment"] = Metric(float(np.mean(changed == entailment)), n=n)
     rows = [
-        {
-            "id": str(record["id"]),
-            "label": record["label"],
-            "original_label": record["original"]["label"],
-            "original_prediction": LABELS[int(before)],
-            "prediction": LABELS[int(after)],
-            "original_accuracy": float(ok_before),
-            "shuffled_accuracy": float(ok_after),
-            "delta": float(ok_after - ok_before),
+        Example(
+            id=str(record["id"]),
+            label=record["label"],
+            original_label=record["original"]["label"],
+            original_prediction=LABELS[int(before)],
+            prediction=LABELS[int(after)],
+            original_accuracy=float(ok_before),
+            shuffled_accuracy=float(ok_after),
+            delta=float(ok_after - ok_before),
             **({"still_entailment": float(after == entailment)} if probe == "shuffle_sr" else {}),
-        }
+        )
         for record, before, after, ok_before, ok_after in zip(
             records, original, changed, right_before, right_after, strict=True
         )

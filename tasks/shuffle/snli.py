@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from posharness.errors import DataError
-from posharness.io import json_object_lines
+from posharness.base.errors import DataError
+from posharness.storage.io import json_object_lines
 
 LABELS = ("entailment", "neutral", "contradiction")
 NO_GOLD = "-"  # SNLI's label when the annotators did not agree

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posharness.adapter import FineTunable
-from posharness.errors import DataError, OptionError, PlanProblems, PosharnessError
-from posharness.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
-from posharness.task import TaskContext, TaskResult, TaskSpec
+from posharness.base.errors import DataError, OptionError, PlanProblems, PosharnessError
+from posharness.contracts.adapter import FineTunable
+from posharness.contracts.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
+from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.shuffle.probes import RULES
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
+    from posharness.contracts.adapter import ModelAdapter
 
 VERSION = "1"
 DEFAULT_SOURCE = ("snli", "snli_1.0", "snli_1.0_test.jsonl")
@@ -102,7 +102,7 @@ class ShuffleTask:
     def _records(
         self, options: Mapping[str, Any], data_dir: Path | None
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        from posharness.hashing import hash_file
+        from posharness.storage.hashing import hash_file
         from posharness.tasks.shuffle.probes import read_probe
 
         if options["probes"]:
@@ -230,7 +230,7 @@ def _check(name: str, options: Mapping[str, Any]) -> None:
 
 
 def _hash(identity: Mapping[str, Any]) -> str:
-    from posharness.hashing import hash_obj
+    from posharness.storage.hashing import hash_obj
 
     return hash_obj(dict(identity))
 

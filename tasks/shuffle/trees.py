@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import nltk
 from nltk.tokenize.treebank import TreebankWordDetokenizer
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 
 # Stanford/PTB bracket escapes; quotes stay as `` and '' because the detokenizer reads them.
 PTB_ESCAPES: dict[str, str] = {

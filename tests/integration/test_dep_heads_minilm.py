@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from posharness.planning import RunConfig
-from posharness.runner import run
+from posharness.run.config import RunConfig
+from posharness.run.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.planning import RunConfig
-from posharness.runner import run
+from posharness.run.config import RunConfig
+from posharness.run.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

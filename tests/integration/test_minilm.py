@@ -7,11 +7,11 @@ import json
 import pytest
 import torch
 
-from posharness.adapter import HIDDEN, Mode
-from posharness.batching import BatchedEncoder, pad_batch
-from posharness.model_spec import LoadOptions, load_model, parse_model_spec
-from posharness.planning import RunConfig
-from posharness.runner import run
+from posharness.compute.batching import BatchedEncoder, pad_batch
+from posharness.contracts.adapter import HIDDEN, Mode
+from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.run.config import RunConfig
+from posharness.run.runner import run
 from tests.conftest import shared_data_dir
 
 pytestmark = pytest.mark.integration

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from posharness.planning import RunConfig
-from posharness.runner import run
-from posharness.summaries import summarize
+from posharness.run.config import RunConfig
+from posharness.run.runner import run
+from posharness.run.summaries import summarize
 from posharness.tasks.shuffle.builders import PHRASE_LABELS
 from posharness.tasks.shuffle.probes import PROBES, build_probes
 from posharness.tasks.shuffle.snli import read_snli

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import torch
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 
 # fit_attenuation(0.17, 1.0, length=128), run once offline (locality residual 2.5e-15):
 # BERT's locality 0.17 and symmetry 1.0, the target Chen et al. §3.3.2 tuned BERT-A* to.
@@ -47,13 +47,13 @@ def attenuation_matrix(length: int, w: float, s: float) -> np.ndarray:
 
 
 def _locality_at(length: int, w: float, s: float) -> float:
-    from posharness.metrics import locality
+    from posharness.stats.geometry import locality
 
     return locality(attenuation_matrix(length, w, s))
 
 
 def _symmetry_at(length: int, w: float, s: float) -> float:
-    from posharness.metrics import symmetry_magnitude
+    from posharness.stats.geometry import symmetry_magnitude
 
     return symmetry_magnitude(attenuation_matrix(length, w, s))
 
@@ -75,8 +75,8 @@ def _w_for_locality(locality: float, length: int, s: float) -> float:
 def fit_attenuation(locality: float, symmetry: float, length: int = 128) -> tuple[float, float]:
     """(w, s) whose Eq. 8 map at ``length`` has the target locality and symmetry.
 
-    Locality is Chen et al. Eq. 6 (:func:`posharness.metrics.locality`); symmetry is the
-    magnitude-based :func:`posharness.metrics.symmetry_magnitude`, because the paper's
+    Locality is Chen et al. Eq. 6 (:func:`posharness.stats.geometry.locality`); symmetry is the
+    magnitude-based :func:`posharness.stats.geometry.symmetry_magnitude`, because the paper's
     scale-free Eq. 7 scores every Eq. 8 map near 1 whatever ``s`` is. Symmetry 1 gives s = 1;
     below 1 the root with s > 1 (more mass on preceding tokens) is returned: its mirror image
     1/s scores the same. Nested bracketed roots (scipy ``brentq``): w for the locality at each

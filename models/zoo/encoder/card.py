@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from posharness.adapter import PECard
+from posharness.contracts.adapter import PECard
 from posharness.models.zoo.encoder.config import PEConfig
 from posharness.models.zoo.encoder.schemes import build_layer_score, build_shared
 

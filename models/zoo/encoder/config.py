@@ -12,7 +12,7 @@ from typing import Any
 
 from transformers import PretrainedConfig
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.attenuation import BERT_LIKE_W
 
 SCHEMES = (

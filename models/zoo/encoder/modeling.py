@@ -19,7 +19,7 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 
-from posharness.errors import OptionError, UnsupportedModeError
+from posharness.base.errors import OptionError, UnsupportedModeError
 from posharness.models.zoo.encoder.attention import (
     MODES,
     PATHS,

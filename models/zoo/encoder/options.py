@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.attenuation import fit_attenuation
 from posharness.models.zoo.encoder.config import PEConfig
 from posharness.models.zoo.encoder.presets import NAMED_MODELS

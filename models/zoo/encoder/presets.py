@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.config import SIZES, PEConfig
 
 NAMED_MODELS: dict[str, dict[str, Any]] = {

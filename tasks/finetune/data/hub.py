@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.finetune.data.lines import score
 from posharness.tasks.finetune.types import Example, LoadedSplit
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 
 _BOM = "\ufeff"
 _GZIP_MAGIC = b"\x1f\x8b"

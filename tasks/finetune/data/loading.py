@@ -14,7 +14,7 @@ import numpy as np
 from posharness.tasks.finetune.engine import EncodedSplit
 
 if TYPE_CHECKING:
-    from posharness.adapter import ModelAdapter
+    from posharness.contracts.adapter import ModelAdapter
     from posharness.tasks.finetune.types import DatasetSpec, LoadedSplit
 
 LIMIT_SEED = 0  # --limit keeps the same examples in every mode and run

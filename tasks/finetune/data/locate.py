@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from posharness.errors import DataError, OptionError
-from posharness.hashing import hash_file, hash_files
+from posharness.base.errors import DataError, OptionError
+from posharness.storage.hashing import hash_file, hash_files
 from posharness.tasks.finetune.data.catalogue import DATASETS, READERS
 from posharness.tasks.finetune.data.hub import (
     HubSource,

@@ -16,8 +16,8 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Protocol, TypeAlias
 
-from posharness.errors import DataError
-from posharness.io import parse_json_object
+from posharness.base.errors import DataError
+from posharness.storage.io import parse_json_object
 from posharness.tasks.finetune.data.lines import class_index, numbered_lines, score
 from posharness.tasks.finetune.types import DatasetSpec, Example
 

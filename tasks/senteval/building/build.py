@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 from posharness.tasks.senteval.building.balance import Sizes
 from posharness.tasks.senteval.building.pool import SentencePool
 from posharness.tasks.senteval.building.task import TaskResult

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.senteval.building.corpus import (
     MAX_TOKENS,
     MIN_TOKENS,
@@ -58,7 +58,7 @@ class SourceRead:
 
 def open_source(kind: str, path: Path) -> SourceFile:
     """The file's identity (name as given, sha256); a missing file is one line."""
-    from posharness.hashing import hash_file
+    from posharness.storage.hashing import hash_file
 
     if not path.is_file():
         raise DataError(f"--{kind} {path}: no such file: pass {_HINTS[kind]}")
@@ -67,7 +67,7 @@ def open_source(kind: str, path: Path) -> SourceFile:
 
 def snli_has_parses(path: Path, probe_records: int = 50) -> bool:
     """Whether the first records of an SNLI file carry ``sentence1_parse``."""
-    from posharness.io import json_object_lines
+    from posharness.storage.io import json_object_lines
 
     for seen, (_, record) in enumerate(json_object_lines(path, "one SNLI record"), start=1):
         if record.get("sentence1_parse") or record.get("sentence2_parse"):
@@ -101,7 +101,7 @@ def _keep(read: SourceRead, sentence: Sentence) -> None:
 
 # -- SNLI --------------------------------------------------------------------------------
 def _read_snli(source: SourceFile, number: int) -> SourceRead:
-    from posharness.io import json_object_lines
+    from posharness.storage.io import json_object_lines
     from posharness.tasks.senteval.building.text import tokenize
     from posharness.tasks.senteval.building.trees import BracketError, read_tree
 

@@ -172,7 +172,7 @@ def _single_holders(
 
 
 def _too_few_words(distinct: int, first: int, deepest: int) -> None:
-    from posharness.errors import DataError
+    from posharness.base.errors import DataError
 
     raise DataError(
         f"wc needs at least {deepest:,} distinct words (its targets start at a frequency "

@@ -2,7 +2,7 @@
 ``<stem>.provenance.jsonl`` beside each (line for line), and ``manifest.json``.
 
 Everything is written into a hidden staging folder beside ``--out`` (named with
-:func:`posharness.io.temporary_tag`) that replaces ``--out`` by renames only once every file
+:func:`posharness.storage.io.temporary_tag`) that replaces ``--out`` by renames only once every file
 is complete. A build that fails or is killed leaves no partial file in ``--out``; its
 staging folder is swept by the next build. A previous build in ``--out`` (it has a
 ``manifest.json``) is replaced; any other non-empty folder is refused.
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from posharness.errors import OutputError
-from posharness.faults import kill_point
-from posharness.io import WRITE_ERRORS, sweep_stale_temporaries, temporary_tag
+from posharness.base.errors import OutputError
+from posharness.base.faults import kill_point
+from posharness.storage.io import WRITE_ERRORS, sweep_stale_temporaries, temporary_tag
 from posharness.tasks.senteval.building.balance import Candidate, per_class_wanted
 from posharness.tasks.senteval.building.build import BUILDER, SentevalBuild
 from posharness.tasks.senteval.building.corpus import SourceFile

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.finetune.data.locate import dataset, locate_splits
 from tests.cli_helpers import cli
 

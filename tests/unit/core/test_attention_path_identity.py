@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OptionError
-from posharness.planning import RunConfig, plan
+from posharness.base.errors import OptionError
+from posharness.run.config import RunConfig
+from posharness.run.plan import plan
 from tests.unit.tasks.finetune.test_finetune_task import write_rte
 
 FAST_GEOMETRY = {"length": "16", "words": "6", "bootstrap": "10", "figures": "false"}
@@ -84,7 +85,7 @@ def test_an_unknown_choice_is_one_line_naming_the_choices(tiny_bert: Path, tmp_p
 def test_the_result_records_the_path_and_a_cached_eager_run_is_not_reused(
     tiny_bert: Path, tmp_path: Path
 ) -> None:
-    from posharness.runner import run
+    from posharness.run.runner import run
 
     write_rte(tmp_path / "data")
     (eager,) = run(config(tiny_bert, tmp_path, "rte", "eager"))
@@ -103,9 +104,9 @@ def test_the_result_records_the_path_and_a_cached_eager_run_is_not_reused(
 def test_a_zoo_model_takes_the_choice_too(
     tmp_path: Path, attention: str | None, expected: str
 ) -> None:
-    from posharness.adapter import Mode
-    from posharness.model_spec import LoadOptions, parse_model_spec
-    from posharness.planning import load_model
+    from posharness.contracts.adapter import Mode
+    from posharness.contracts.model_spec import LoadOptions, parse_model_spec
+    from posharness.run.plan import load_model
 
     args = {"init": "random", "size": "tiny"}
     if attention is not None:

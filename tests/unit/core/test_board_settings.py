@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from posharness.api import evaluate
-from posharness.errors import OutputError, SettingsConflictError
+from posharness.base.errors import OutputError, SettingsConflictError
 
 FAST = {"length": "16", "words": "6", "bootstrap": "10", "figures": "false"}
 
@@ -38,7 +38,7 @@ def test_the_default_board_lives_beside_the_results_not_in_the_repository(
 
 
 def test_a_limited_run_is_its_own_row_and_says_so(tiny_bert, tmp_path):
-    from posharness.board_views import to_markdown
+    from posharness.boards.views import to_markdown
 
     board = tmp_path / "board.json"
     grid(tiny_bert, tmp_path, leaderboard=board)
@@ -63,7 +63,7 @@ def test_a_task_rerun_with_other_options_is_refused_in_one_line(tiny_bert, tmp_p
 
 
 def test_rebuilding_a_board_from_its_results_gives_the_same_rows(tiny_bert, tmp_path):
-    from posharness import leaderboard as lb
+    from posharness.boards import leaderboard as lb
 
     board = tmp_path / "board.json"
     grid(tiny_bert, tmp_path, leaderboard=board)
@@ -117,8 +117,8 @@ def test_overwrite_replaces_a_task_s_options_in_the_row(tiny_bert, tmp_path):
 def test_a_forced_attention_path_is_its_own_row_and_compare_still_pairs_it(tiny_bert, tmp_path):
     """``--model-arg attention=eager`` agrees with the default only to float tolerance:
     its row stays apart and says so, and compare matches it with the default row."""
-    from posharness.board_views import to_markdown
-    from posharness.compare import compare_files
+    from posharness.boards.compare import compare_files
+    from posharness.boards.views import to_markdown
 
     board = tmp_path / "board.json"
     grid(tiny_bert, tmp_path, leaderboard=board)
@@ -137,10 +137,10 @@ def test_a_forced_attention_path_is_its_own_row_and_compare_still_pairs_it(tiny_
 def test_a_gpu_cell_is_its_own_row_and_compare_still_pairs_it(tmp_path):
     """A cell run on a GPU agrees with the CPU's only to float tolerance (other kernels):
     its row stays apart and says so in every table; the device index does not matter."""
-    from posharness.board_views import to_markdown
-    from posharness.compare import compare_files
-    from posharness.leaderboard import build, save
-    from posharness.results import Metric
+    from posharness.boards.compare import compare_files
+    from posharness.boards.leaderboard import build, save
+    from posharness.boards.views import to_markdown
+    from posharness.contracts.results import Metric
     from tests.result_factory import PLAIN_ENVIRONMENT, save_cell, synthetic_result
 
     def board(name: str, *devices: str):

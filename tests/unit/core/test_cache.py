@@ -8,8 +8,8 @@ import threading
 import pytest
 import torch
 
-from posharness.cache import FeatureCache
-from posharness.errors import CacheError
+from posharness.base.errors import CacheError
+from posharness.storage.cache import FeatureCache
 
 
 def test_key_depends_on_every_part():

@@ -16,8 +16,8 @@ import torch
 from rich.console import Console
 
 import posharness.cli.console as console_module
-from posharness.cache import FeatureCache
-from posharness.cache_admin import STAGING_GRACE_S, parse_duration, remove, scan, select
+from posharness.storage.cache import FeatureCache
+from posharness.storage.cache_admin import STAGING_GRACE_S, parse_duration, remove, scan, select
 from tests.cli_helpers import cli, one_line_error
 
 DAY = 86400.0
@@ -223,7 +223,7 @@ def test_all_removes_every_entry_and_leaves_a_cache_behind(tmp_path, capsys):
 
 # -- concurrent writers and symlinks ----------------------------------------------------
 def temporary(folder: Path, host: str, pid: int) -> Path:
-    """A temporary named as posharness.io.atomic_target names them."""
+    """A temporary named as posharness.storage.io.atomic_target names them."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f".chunk-ccc.safetensors.ph-{host}-{pid}-k2j4.tmp"
     path.write_bytes(b"being written")

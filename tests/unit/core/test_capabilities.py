@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from posharness.adapter import ChecksModes, FineTunable, HasPositionalTerm
-from posharness.errors import PosharnessError
-from posharness.planning import check_capabilities
-from posharness.task import ReadsData, SummarizesGroup, SummarizesModes
+from posharness.base.errors import PosharnessError
+from posharness.contracts.adapter import ChecksModes, FineTunable, HasPositionalTerm
+from posharness.contracts.task import ReadsData, SummarizesGroup, SummarizesModes
+from posharness.run.plan import check_capabilities
 
 
 class AnalysisOnlyAdapter:
@@ -37,7 +37,7 @@ def test_tasks_without_requirements_accept_any_adapter():
 
 
 def test_the_hugging_face_adapter_has_every_optional_ability(tiny_bert: Path):
-    from posharness.model_spec import LoadOptions
+    from posharness.contracts.model_spec import LoadOptions
     from posharness.models.hf.adapter import HFEncoderAdapter
 
     model = HFEncoderAdapter(tiny_bert, LoadOptions(device="cpu"))

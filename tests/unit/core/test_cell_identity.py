@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from posharness.planning import RunConfig, plan
-from posharness.runner import run
+from posharness.run.config import RunConfig
+from posharness.run.plan import plan
+from posharness.run.runner import run
 
 FAST = {"length": "16", "words": "6", "bootstrap": "10", "figures": "false"}
 

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from posharness import leaderboard as lb
-from posharness.cache import FeatureCache
-from posharness.errors import OutputError
-from posharness.io import claimed, exclusive, lock_file_of, sweep_stale_temporaries
-from posharness.planning import RunConfig, plan
-from posharness.results import Metric, read_result
-from posharness.runner import SilentReporter, execute, run
+from posharness.base.errors import OutputError
+from posharness.boards import leaderboard as lb
+from posharness.contracts.results import Metric, read_result
+from posharness.run.config import RunConfig
+from posharness.run.plan import plan
+from posharness.run.runner import SilentReporter, execute, run
+from posharness.storage.cache import FeatureCache
+from posharness.storage.io import claimed, exclusive, lock_file_of, sweep_stale_temporaries
 from tests.result_factory import save_cell, synthetic_result
 
 GUARD_S = 120  # how long a test waits for a thread or process before calling it stuck
@@ -52,7 +53,7 @@ def test_a_lock_dies_with_the_process_that_held_it(tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from posharness.io import exclusive\n"
+            "import sys; from pathlib import Path; from posharness.storage.io import exclusive\n"
             f"with exclusive(Path({str(target)!r}), timeout=None, what='test'):\n"
             "    print('held', flush=True); sys.stdin.read()",
         ],
@@ -97,7 +98,7 @@ def test_lock_files_are_hidden_and_neither_swept_nor_read_as_results(tmp_path):
 
 def test_a_merge_reads_the_board_under_the_lock_not_before(tmp_path, monkeypatch):
     """Another run saves its row while this merge waits for the lock: both rows stay."""
-    import posharness.io as io
+    import posharness.storage.io as io
 
     board = tmp_path / "board.json"
     other, mine = fresh_board(tmp_path, "other", board), fresh_board(tmp_path, "mine", board)

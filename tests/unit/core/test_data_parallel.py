@@ -24,12 +24,12 @@ import torch
 
 pytest.importorskip("accelerate", reason="accelerate is not installed: pip install accelerate")
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode  # noqa: E402
-from posharness.batching import BatchedEncoder  # noqa: E402
-from posharness.errors import DistributedLaunchError  # noqa: E402
-from posharness.model_spec import LoadOptions  # noqa: E402
+from posharness.base.errors import DistributedLaunchError  # noqa: E402
+from posharness.compute.batching import BatchedEncoder  # noqa: E402
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode  # noqa: E402
+from posharness.contracts.model_spec import LoadOptions  # noqa: E402
 from posharness.models.hf.adapter import HFEncoderAdapter  # noqa: E402
-from posharness.scoring import score  # noqa: E402
+from posharness.stats.classification import score  # noqa: E402
 from posharness.tasks.finetune.engine import (  # noqa: E402
     EncodedSplit,
     TrainingSettings,
@@ -243,8 +243,8 @@ def test_posharness_run_under_torchrun_writes_one_set_of_files_with_the_same_met
 def test_a_process_other_than_the_main_one_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from posharness.distributed import is_main_process
-    from posharness.io import atomic_write_text
+    from posharness.base.distributed import is_main_process
+    from posharness.storage.io import atomic_write_text
 
     assert is_main_process()  # no launch: the one process writes
     monkeypatch.setenv("TMPDIR", str(tmp_path / "scratch"))
@@ -264,7 +264,7 @@ def test_a_process_other_than_the_main_one_writes_nothing(
 def test_a_launch_without_accelerate_is_one_line_naming_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from posharness.distributed import join
+    from posharness.base.distributed import join
 
     monkeypatch.setitem(sys.modules, "accelerate", None)  # import accelerate fails
     join("cpu")  # no launch: nothing to join, nothing imported

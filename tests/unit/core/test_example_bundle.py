@@ -7,7 +7,7 @@ import gzip
 import shutil
 from pathlib import Path
 
-from posharness.compare import compare_files
+from posharness.boards.compare import compare_files
 from tests.cli_helpers import cli
 from tests.unit.core.test_leaderboard_compare import write_run
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OptionError
-from posharness.planning import check_task_arg_targets, task_args_for
+from posharness.base.errors import OptionError
+from posharness.run.plan import check_task_arg_targets, task_args_for
 from tests.cli_helpers import cli, one_line_error, run_isolated
 from tests.unit.models.zoo.test_native_models import run_geometry, write_corpus
 
@@ -134,7 +134,8 @@ def test_written_files_follow_the_umask(tmp_path: Path, umask: int, mode: int) -
     import sys
 
     target = tmp_path / "result.json"
-    code = "import sys; from pathlib import Path; from posharness.io import atomic_write_text\n"
+    code = "import sys; from pathlib import Path\n"
+    code += "from posharness.storage.io import atomic_write_text\n"
     code += "atomic_write_text(Path(sys.argv[1]), '{}')\n"
     subprocess.run(
         [sys.executable, "-c", code, str(target)],
@@ -170,7 +171,7 @@ def test_long_phases_have_labelled_progress(tmp_path: Path, tiny_bert: Path) -> 
     """Checking task data and the pass over the reference corpus show up as labelled bars
     (no silent ``cells 0/?``); so do the summaries' figures where a task draws them."""
     from posharness.api import evaluate
-    from posharness.runner import SilentReporter
+    from posharness.run.runner import SilentReporter
 
     labels: list[tuple[str, int]] = []
 

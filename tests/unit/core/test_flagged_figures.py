@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.flags import FLAG_HATCH, FLAG_MARK, degenerate_flags, flag_marks
-from posharness.results import Metric
+from posharness.contracts.results import Metric
+from posharness.run.flags import FLAG_HATCH, FLAG_MARK, degenerate_flags, flag_marks
 from tests.result_factory import synthetic_result
 
 DEGENERATE = ["degenerate classifier: prediction is 'entailment' for 100 % of 500 examples"]
@@ -18,7 +18,7 @@ DEGENERATE = ["degenerate classifier: prediction is 'entailment' for 100 % of 50
 @pytest.fixture
 def drawn(monkeypatch) -> list:
     """Every figure the task figure modules save, kept open (drawn) for inspection."""
-    from posharness.plotting import pyplot
+    from posharness.stats.plotting import pyplot
     from posharness.tasks.dep_heads import figures as dep_figures
     from posharness.tasks.senteval import figures as senteval_figures
     from posharness.tasks.shuffle import figures as shuffle_figures
@@ -141,7 +141,7 @@ def test_a_probe_cell_marks_its_layers_png_when_the_runner_will_flag_it(
 
 
 def report_rows(flag_task: str | None):
-    from posharness.leaderboard import Row, Score
+    from posharness.boards.leaderboard import Row, Score
     from posharness.report.model import RowView
 
     def row(mode: str, flagged: bool) -> RowView:
@@ -166,7 +166,7 @@ def report_rows(flag_task: str | None):
 
 
 def test_the_report_dots_ring_flagged_values_in_the_svg():
-    from posharness.leaderboard import Column
+    from posharness.boards.leaderboard import Column
     from posharness.report import drawn
     from posharness.report.figures import draw
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.flags import degenerate_flags
-from posharness.results import Metric
+from posharness.contracts.examples import Example
+from posharness.contracts.results import Metric
+from posharness.run.flags import degenerate_flags
 
 
 def test_a_classifier_that_answers_one_class_is_flagged_per_split():
-    rows = [{"split": "test", "prediction": 0}] * 40 + [
-        {"split": "dev", "prediction": i % 3} for i in range(40)
+    rows = [Example(id=f"t{i}", split="test", prediction=0) for i in range(40)] + [
+        Example(id=f"d{i}", split="dev", prediction=i % 3) for i in range(40)
     ]
     flags = degenerate_flags("accuracy", {"accuracy": Metric(0.33, n=80)}, rows)
     assert len(flags) == 1
@@ -18,7 +19,10 @@ def test_a_classifier_that_answers_one_class_is_flagged_per_split():
 
 
 def test_a_probe_whose_originals_are_one_class_is_flagged():
-    rows = [{"original_prediction": "entailment", "prediction": p} for p in ["neutral"] * 20]
+    rows = [
+        Example(id=str(i), original_prediction="entailment", prediction="neutral")
+        for i in range(20)
+    ]
     flags = degenerate_flags("delta", {"delta": Metric(1.0, n=20)}, rows)
     assert any("original_prediction" in f for f in flags)
     assert any("prediction is 'neutral'" in f for f in flags)
@@ -32,14 +36,14 @@ def test_a_score_no_better_than_its_shuffled_control_is_flagged():
 
 
 def test_a_healthy_result_has_no_flags():
-    rows = [{"split": "dev", "prediction": i % 2} for i in range(100)]
+    rows = [Example(id=str(i), split="dev", prediction=i % 2) for i in range(100)]
     metrics = {"accuracy": Metric(0.8, n=100), "r2": Metric(0.9), "r2_shuffled": Metric(0.1)}
     assert degenerate_flags("accuracy", metrics, rows) == []
 
 
 def test_flags_reach_the_result_and_every_leaderboard_table(tiny_bert: Path, tmp_path: Path):
     from posharness.api import evaluate
-    from posharness.board_views import to_markdown
+    from posharness.boards.views import to_markdown
 
     outcome = evaluate(
         f"hf:{tiny_bert}",
@@ -61,7 +65,7 @@ def test_flags_reach_the_result_and_every_leaderboard_table(tiny_bert: Path, tmp
 def test_summaries_list_every_flag_of_their_cells():
     from types import SimpleNamespace
 
-    from posharness.flags import flag_section
+    from posharness.run.flags import flag_section
 
     flagged = SimpleNamespace(
         task=SimpleNamespace(name="shuffle_sr"),
@@ -77,7 +81,7 @@ def test_summaries_list_every_flag_of_their_cells():
 def test_summaries_of_limited_cells_say_so_and_full_ones_do_not():
     from types import SimpleNamespace
 
-    from posharness.flags import limit_lines
+    from posharness.run.flags import limit_lines
 
     limited = SimpleNamespace(limit=10, train_limit=200)
     full = SimpleNamespace(limit=None, train_limit=None)

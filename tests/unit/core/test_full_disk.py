@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OutputError
+from posharness.base.errors import OutputError
 
 FAST = {"length": "16", "words": "6", "bootstrap": "10", "figures": "false"}
 

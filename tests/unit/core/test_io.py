@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from posharness.errors import DataError, OutputError
-from posharness.io import atomic_target, atomic_write_json, json_object_lines
+from posharness.base.errors import DataError, OutputError
+from posharness.storage.io import atomic_target, atomic_write_json, json_object_lines
 
 
 def test_a_failed_write_leaves_neither_a_partial_file_nor_a_temporary_one(tmp_path):

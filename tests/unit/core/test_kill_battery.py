@@ -2,7 +2,7 @@
 torn file left.
 
 Each family's command first runs uninterrupted with ``POSHARNESS_COUNT_POINTS`` set, which
-tallies how often it passes each named kill point (``posharness.faults``). Kill points are
+tallies how often it passes each named kill point (``posharness.base.faults``). Kill points are
 then drawn, seeded, from that tally: the command is started with
 ``POSHARNESS_KILL_AT=POINT:N`` and SIGKILLs itself the N-th time it passes POINT, exactly
 as ``kill -9`` would, but at a moment that does not depend on the clock. The same command
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.faults import COUNT_VAR, ENV_VAR
+from posharness.base.faults import COUNT_VAR, ENV_VAR
 from tests.snli_parsed import snli_records, write_jsonl
 from tests.unit.models.zoo.test_native_models import write_corpus
 from tests.unit.tasks.finetune.test_finetune_task import write_rte

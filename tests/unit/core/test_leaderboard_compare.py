@@ -7,14 +7,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness import board_views as views
-from posharness import leaderboard as lb
-from posharness.compare import CellOutputs, compare_files, paired_test
-from posharness.errors import DataError
-from posharness.leaderboard import Score
-from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
-from posharness.paired_tests import mcnemar, permutation_test
-from posharness.results import CellResult, Metric, write_result
+from posharness.base.errors import DataError
+from posharness.boards import leaderboard as lb
+from posharness.boards import views as views
+from posharness.boards.compare import CellOutputs, compare_files, paired_test
+from posharness.boards.leaderboard import Score
+from posharness.contracts.examples import Example
+from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
+from posharness.contracts.results import CellResult, Metric, write_result
+from posharness.stats.paired_tests import mcnemar, permutation_test
 from tests.result_factory import save_cell, synthetic_result, write_examples
 
 
@@ -88,7 +89,7 @@ def test_compare_tests_an_undeclared_metric_as_a_mean_never_by_its_values(tmp_pa
 
 
 def _outputs(values: dict[str, float], metric: str = "acc") -> CellOutputs:
-    return CellOutputs({k: {"id": k, metric: v} for k, v in values.items()})
+    return CellOutputs({k: Example(id=k, **{metric: v}) for k, v in values.items()})
 
 
 def _score(value: float, seeds: int = 1) -> Score:
@@ -163,13 +164,13 @@ def test_unchanged_leaderboard_is_not_rewritten(tmp_path):
 
 def _fine_tune_rows(labels, predictions, prefix=""):
     return {
-        str(i): {"prefix": prefix, "label": g, "prediction": p}
+        str(i): Example(id=str(i), prefix=prefix, label=g, prediction=p)
         for i, (g, p) in enumerate(zip(labels, predictions, strict=True))
     }
 
 
 def test_metrics_that_are_not_means_get_a_paired_bootstrap_on_stored_predictions():
-    from posharness.scoring import score
+    from posharness.stats.classification import score
 
     rng = np.random.default_rng(0)
     gold = rng.normal(size=300)
@@ -246,7 +247,7 @@ def test_two_models_under_one_name_are_told_apart_by_fingerprint(tmp_path):
 
 
 def _board(rows: list[tuple[str, str, str]]):
-    from posharness.leaderboard import Leaderboard, Row, Score
+    from posharness.boards.leaderboard import Leaderboard, Row, Score
 
     return Leaderboard(
         name="b",
@@ -268,7 +269,7 @@ def _board(rows: list[tuple[str, str, str]]):
 
 
 def test_rows_pair_by_registered_name_and_mode_never_as_a_cross_product():
-    from posharness.compare import RowFilter, pair_rows
+    from posharness.boards.compare import RowFilter, pair_rows
 
     modes = ("both", "positional")
     before = _board([(m, f"{m}-0", mode) for m in ("tupe-r", "bert-a") for mode in modes])
@@ -285,7 +286,7 @@ def test_rows_pair_by_registered_name_and_mode_never_as_a_cross_product():
 
 
 def test_two_boards_of_one_model_each_pair_by_mode_and_others_do_not_pair():
-    from posharness.compare import pair_rows
+    from posharness.boards.compare import pair_rows
 
     one = _board([("hf:/a", "fa", "both")])
     other = _board([("hf:/b", "fb", "both")])
@@ -327,7 +328,7 @@ def test_a_committed_board_without_its_outputs_says_how_to_keep_them(capsys) -> 
 def test_cells_a_bundle_lacks_are_told_apart_from_a_board_without_one(capsys) -> None:
     """minilm.json has a bundle, but its dep_heads and toeplitz cells keep no per-example
     outputs: compare must not advise making a bundle that is already there."""
-    from posharness.compare import compare_files
+    from posharness.boards.compare import compare_files
     from tests.cli_helpers import cli
 
     board = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm.json"

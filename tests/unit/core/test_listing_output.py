@@ -167,8 +167,8 @@ def test_task_table_lists_each_group_under_it(capsys, console_of_width):
 
 
 def test_compare_table_keeps_keys_numbers_and_test_names_whole(tmp_path, console_of_width):
-    from posharness import leaderboard
-    from posharness.compare import RowFilter
+    from posharness.boards import leaderboard
+    from posharness.boards.compare import RowFilter
     from tests.unit.core.test_leaderboard_compare import write_run
 
     write_run(tmp_path / "ra", "m1", "f1", {0: [1] * 30 + [0] * 10})

@@ -1,4 +1,4 @@
-"""Specification tests for posharness.metrics.
+"""Specification tests for posharness.stats.geometry.
 
 The vectorised metrics are checked against deliberately naive loop
 implementations written here from the textual definitions (Chen et al. 2023
@@ -18,8 +18,8 @@ import pytest
 import torch
 from sklearn.preprocessing import MinMaxScaler
 
-from posharness import metrics
-from posharness.metrics import (
+from posharness.stats import geometry as metrics
+from posharness.stats.geometry import (
     MetricInputError,
     as_matrix,
     geometry_summary,
@@ -317,7 +317,7 @@ def test_bfloat16_softmax_rows_need_renormalising_and_remove_positions_does_it()
 
 
 def test_importing_metrics_does_not_import_torch():
-    code = "import sys, posharness.metrics; sys.exit('torch' in sys.modules)"
+    code = "import sys, posharness.stats.geometry; sys.exit('torch' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     assert subprocess.run([sys.executable, "-c", code], env=env).returncode == 0
 
@@ -433,7 +433,7 @@ def test_geometry_summary_validates_once_and_matches_individual_metrics(monkeypa
 
 
 def test_masked_toeplitz_r2_matches_the_plain_one_without_a_mask():
-    from posharness.metrics import toeplitz_r2, toeplitz_r2_where
+    from posharness.stats.geometry import toeplitz_r2, toeplitz_r2_where
 
     rng = np.random.default_rng(0)
     a = rng.normal(size=(7, 7))
@@ -441,7 +441,7 @@ def test_masked_toeplitz_r2_matches_the_plain_one_without_a_mask():
 
 
 def test_masked_toeplitz_r2_ignores_masked_entries_entirely():
-    from posharness.metrics import toeplitz_r2, toeplitz_r2_where
+    from posharness.stats.geometry import toeplitz_r2, toeplitz_r2_where
 
     idx = np.arange(8)
     offsets = idx[None, :] - idx[:, None]

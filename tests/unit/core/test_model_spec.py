@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from posharness.model_spec import parse_model_spec
+from posharness.contracts.model_spec import parse_model_spec
 
 
 def test_model_args_give_a_run_its_own_results_folder() -> None:

@@ -12,11 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posharness import leaderboard as lb
-from posharness.compare import compare_files
-from posharness.metric_types import MEAN_BINARY, OF_EXAMPLES, UNDECLARED, declared_type
-from posharness.paired_resampling import common_draws, examples_key, paired_replicates, replicates
-from posharness.paired_tests import (
+from posharness.boards import leaderboard as lb
+from posharness.boards.compare import compare_files
+from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, UNDECLARED, declared_type
+from posharness.stats.paired_resampling import (
+    common_draws,
+    examples_key,
+    paired_replicates,
+    replicates,
+)
+from posharness.stats.paired_tests import (
     bootstrap_of_aggregate,
     format_delta,
     holm,

@@ -6,7 +6,7 @@ Three ways in, each exercised the way a user would use it:
   with pip into a temporary folder, then found through ``PYTHONPATH``);
 * ``--include PATH`` with a ``.py`` file or a folder of them, using the decorators of
   :mod:`posharness.plugins`;
-* the Python API of :class:`posharness.registry.Registry` (in-process, on a fresh
+* the Python API of :class:`posharness.plugins.registry.Registry` (in-process, on a fresh
   registry so the global ones stay untouched).
 
 The command line always runs in a subprocess (``python -m posharness``) so that every
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OptionError, PosharnessError, UnknownNameError
-from posharness.registry import BUILTIN, INCLUDE, Registry
+from posharness.base.errors import OptionError, PosharnessError, UnknownNameError
+from posharness.plugins.registry import BUILTIN, INCLUDE, Registry
 
 # Sentences of different lengths, so batches of two pad; some words are outside the
 # tiny vocabulary and split into pieces or become [UNK].
@@ -43,8 +43,8 @@ PLUGIN_TEMPLATE = '''\
 
 from pathlib import Path
 
-from posharness.model_spec import ModelEntry
-from posharness.task import Metric, TaskResult, TaskSpec
+from posharness.contracts.model_spec import ModelEntry
+from posharness.contracts.task import Metric, TaskResult, TaskSpec
 @@IMPORTS@@
 
 SENTENCES = @@SENTENCES@@
@@ -414,7 +414,7 @@ def test_include_file_reusing_a_builtin_name_is_refused(tmp_path: Path) -> None:
     plugin = tmp_path / "clash.py"
     plugin.write_text(
         "from posharness.plugins import register_task\n"
-        "from posharness.task import TaskSpec\n\n\n"
+        "from posharness.contracts.task import TaskSpec\n\n\n"
         '@register_task("toeplitz")\n'
         "class NotToeplitz:\n"
         '    spec = TaskSpec("toeplitz", "1", "demo", "impostor", "x")\n'

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from posharness import leaderboard as lb
-from posharness.board_views import to_markdown
-from posharness.portable_boards import MACHINE_PATH, rewrite, unportable
-from posharness.results import (
+from posharness.boards import leaderboard as lb
+from posharness.boards.portable import MACHINE_PATH, rewrite, unportable
+from posharness.boards.views import to_markdown
+from posharness.contracts.results import (
     Metric,
     ModeInfo,
     ModelInfo,
@@ -242,7 +242,7 @@ def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path:
     the same file by a relative path passes, and so does an edited file under the same
     name (new data for the same setting: the cell is recomputed and the merge says it
     replaced the earlier scores); another file is refused."""
-    from posharness.errors import SettingsConflictError
+    from posharness.base.errors import SettingsConflictError
 
     data = tmp_path / "ud" / "dev.conllu"
     data.parent.mkdir()
@@ -261,7 +261,7 @@ def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path:
 
 
 def test_a_result_file_name_can_keep_two_reference_corpora_apart() -> None:
-    from posharness.identity import result_suffix
+    from posharness.run.cell_key import result_suffix
 
     wiki = result_suffix(None, "float32", corpus="wikitext-2/wiki.valid.tokens (sha256 f0)")
     embedded = result_suffix(None, "float32", corpus="reference_text/english.txt (sha256 aa)")

@@ -38,7 +38,7 @@ FINETUNE = (
 DYING_TASK = '''
 import os
 from posharness.plugins import register_task
-from posharness.task import TaskSpec
+from posharness.contracts.task import TaskSpec
 
 
 @register_task("dies")

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posharness.errors import PosharnessError
-from posharness.leaderboard import build
-from posharness.results import Metric
+from posharness.base.errors import PosharnessError
+from posharness.boards.leaderboard import build
+from posharness.contracts.results import Metric
 from tests.result_factory import synthetic_result
 
 CASES = 60
@@ -108,13 +108,13 @@ def _corpus(path: Path) -> Any:
 
 
 def _result(path: Path) -> Any:
-    from posharness.results import read_result
+    from posharness.contracts.results import read_result
 
     return read_result(path)
 
 
 def _leaderboard(path: Path) -> Any:
-    from posharness.leaderboard import load
+    from posharness.boards.leaderboard import load
 
     return load(path)
 

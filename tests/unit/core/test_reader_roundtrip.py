@@ -14,8 +14,8 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from posharness.leaderboard import build, load, save
-from posharness.results import Metric, read_result, write_result
+from posharness.boards.leaderboard import build, load, save
+from posharness.contracts.results import Metric, read_result, write_result
 from tests.result_factory import synthetic_result
 
 CASES = 40

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.planning import RunConfig, plan
+from posharness.run.config import RunConfig
+from posharness.run.plan import plan
 from tests.unit.models.hf.test_hf_modes import write_corpus
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from posharness import leaderboard as lb
-from posharness.compare import compare_files
+from posharness.boards import leaderboard as lb
+from posharness.boards.compare import compare_files
+from posharness.contracts.results import Environment, Metric, ModeInfo, Timings
 from posharness.report import build_report
 from posharness.report.collect import ReportInputs, collect
-from posharness.results import Environment, Metric, ModeInfo, Timings
 from tests.cli_helpers import cli, one_line_error
 from tests.result_factory import save_cell, synthetic_result, write_examples
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from posharness.errors import DataError, OptionError
-from posharness.plotting import pyplot, robust_scale, save_figure
+from posharness.base.errors import DataError, OptionError
+from posharness.stats.plotting import pyplot, robust_scale, save_figure
 from posharness.tasks.geometry.figures import (
     heatmap_grid,
     heatmap_grid_figure,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError, OptionError, UnknownNameError
-from posharness.planning import RunConfig
-from posharness.results import SCHEMA_VERSION, read_result
-from posharness.runner import run
+from posharness.base.errors import DataError, OptionError, UnknownNameError
+from posharness.contracts.results import SCHEMA_VERSION, read_result
+from posharness.run.config import RunConfig
+from posharness.run.runner import run
 
 FAST = {"length": "24", "words": "12", "bootstrap": "20"}
 
@@ -101,7 +101,7 @@ def test_changing_a_task_option_makes_a_new_cell(tiny_bert, tmp_path):
 
 
 def test_both_tasks_share_one_cached_pass_over_the_probe(tiny_bert, tmp_path):
-    from posharness.cache import FeatureCache
+    from posharness.storage.cache import FeatureCache
 
     run(config(tiny_bert, tmp_path))
     entries = list((tmp_path / "cache" / "identical-word-attention").rglob("*.safetensors"))
@@ -118,7 +118,7 @@ def test_results_are_identical_with_and_without_the_cache(tiny_bert, tmp_path):
 
 
 def test_a_run_killed_before_writing_resumes_to_the_same_result(tiny_bert, tmp_path, monkeypatch):
-    import posharness.runner as runner
+    import posharness.run.runner as runner
 
     reference = run(config(tiny_bert, tmp_path / "reference"))
     calls = {"n": 0}

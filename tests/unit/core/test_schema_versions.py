@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from posharness import leaderboard as lb
-from posharness.results import read_result
+from posharness.boards import leaderboard as lb
+from posharness.contracts.results import read_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "schema_v1"
 
@@ -30,7 +30,9 @@ def test_a_version_1_leaderboard_loads_and_takes_new_rows(tmp_path):
     # The fixture's rows are mode `both`, which the split definition and reference corpus do
     # not touch: the rebuilt row is the old row again, so the merge finds it unchanged and
     # neither duplicates nor replaces it.
-    assert {r.key for r in merged.rows} == {r.key for r in old.rows} == {r.key for r in rebuilt.rows}
+    assert (
+        {r.key for r in merged.rows} == {r.key for r in old.rows} == {r.key for r in rebuilt.rows}
+    )
     assert all("split" not in r.settings and "reference" not in r.settings for r in rebuilt.rows)
     assert summary.unchanged == len(rebuilt.rows) and summary.added == 0 and summary.replaced == ()
     fresh = next(r for r in merged.rows if r.key == rebuilt.rows[0].key)

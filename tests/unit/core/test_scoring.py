@@ -9,9 +9,9 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
-from posharness import scoring as finetune_metrics
-from posharness.errors import DataError, OptionError, PosharnessError
-from posharness.scoring import (
+from posharness.base.errors import DataError, OptionError, PosharnessError
+from posharness.stats import classification as finetune_metrics
+from posharness.stats.classification import (
     METRIC_NAMES,
     Interval,
     bootstrap_interval,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from posharness.errors import OptionError
-from posharness.task import TaskSpec, resolve_options
+from posharness.base.errors import OptionError
+from posharness.contracts.task import TaskSpec, resolve_options
 
 SPEC = TaskSpec(
     "demo", "1", "test", "a task with one option of each kind", "x",

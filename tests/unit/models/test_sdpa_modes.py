@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode, ReportsAttentionPath
-from posharness.batching import pad_batch
-from posharness.errors import OptionError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import OptionError
+from posharness.compute.batching import pad_batch
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode, ReportsAttentionPath
+from posharness.contracts.model_spec import LoadOptions
+from posharness.contracts.results import ModeInfo
 from posharness.models.decompose.paths import attention_choice, resolve_path
 from posharness.models.hf.builders import build_hf
 from posharness.models.zoo.encoder import NAMED_MODELS, PEModel, config_for, mode_support
-from posharness.results import ModeInfo
 from tests.unit.models.decompose.test_decompose_deberta import deberta_v1
 from tests.unit.models.hf.test_hf_families import KINDS, write_checkpoint
 from tests.unit.models.hf.test_hf_modes import SENTENCES, write_corpus

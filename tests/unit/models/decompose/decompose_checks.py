@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR, set_modes
 from posharness.models.decompose.family import Definition, Family, Reference
 from posharness.models.decompose.reference import mean_attention_inputs

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.decompose.absolute import (
     MEAN_WORD_STREAM,
     POSITIONAL_STREAM,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.deberta import DebertaFamily
 from tests.unit.models.decompose import decompose_checks as checks
 

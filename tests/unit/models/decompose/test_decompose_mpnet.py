@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.adapter import Mode
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
 from posharness.models.decompose.mpnet import POSITIONAL_STREAM, RELATIVE_BIAS, MPNetFamily
 from tests.unit.models.decompose import decompose_checks as checks

@@ -13,7 +13,7 @@ import copy
 import pytest
 import torch
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
 from posharness.models.decompose.modernbert import ModernBertFamily
 from posharness.models.decompose.roformer import RoFormerFamily
@@ -313,7 +313,7 @@ def test_roformer_rotary_value_keeps_values_rotated():
 
 
 def test_mean_qk_needs_a_reference(setup):
-    from posharness.errors import OptionError
+    from posharness.base.errors import OptionError
 
     original, _, family, definition = setup
     with pytest.raises(OptionError, match="reference"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.adapter import Mode
+from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
 from posharness.models.decompose.xlnet import XLNetFamily
 from tests.unit.models.decompose import decompose_checks as checks

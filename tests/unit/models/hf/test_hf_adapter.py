@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode
-from posharness.batching import BatchedEncoder, pad_batch
-from posharness.errors import ModelLoadError
-from posharness.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.base.errors import ModelLoadError
+from posharness.compute.batching import BatchedEncoder, pad_batch
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
+from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.hf.builders import build_hf
 from tests.conftest import write_tiny_bert

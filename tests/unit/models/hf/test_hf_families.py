@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode
-from posharness.batching import pad_batch
-from posharness.model_spec import LoadOptions
+from posharness.compute.batching import pad_batch
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.builders import build_hf
 from tests.conftest import PIECES, SPECIALS, WORDS
 from tests.unit.models.hf.test_hf_modes import SENTENCES, write_corpus

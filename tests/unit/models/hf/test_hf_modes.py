@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from posharness.adapter import ATTENTIONS, HIDDEN, Mode, mode_identity
-from posharness.batching import pad_batch
-from posharness.errors import DataError, OptionError, UnsupportedModeError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import DataError, OptionError, UnsupportedModeError
+from posharness.compute.batching import pad_batch
+from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode, mode_identity
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.builders import build_hf
 from posharness.models.hf.reference_statistics import REFERENCE_KIND
 from tests.conftest import WORDS

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 from posharness.models.pretrain.corpus import (
     BlockOrder,
     blocks,

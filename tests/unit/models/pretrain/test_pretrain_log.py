@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.models.pretrain.log import (
     LossLog,
     LossRecord,

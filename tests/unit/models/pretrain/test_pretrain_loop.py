@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from posharness.errors import DataError, OptionError
+from posharness.base.errors import DataError, OptionError
 from posharness.models.pretrain.checkpoint import latest_checkpoint
 from posharness.models.pretrain.loop import (
     PretrainSettings,

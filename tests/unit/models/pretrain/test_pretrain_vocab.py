@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from posharness.errors import ModelLoadError, OptionError
+from posharness.base.errors import ModelLoadError, OptionError
 from posharness.models.pretrain.vocab import PROVENANCE, tokenizer_for, train_wordpiece
 from tests.unit.models.pretrain.test_pretrain_corpus import toy_corpus
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.errors import OptionError
-from posharness.metrics import locality, symmetry_magnitude
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder import (
     NAMED_MODELS,
     SCHEMES,
@@ -19,6 +18,7 @@ from posharness.models.zoo.encoder import (
     pe_card,
 )
 from posharness.models.zoo.encoder.attenuation import BERT_LIKE_W
+from posharness.stats.geometry import locality, symmetry_magnitude
 
 H, L, D, N = 2, 2, 32, 64  # the tiny preset
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.errors import OptionError, UnsupportedModeError
+from posharness.base.errors import OptionError, UnsupportedModeError
 from posharness.models.zoo.encoder import (
     NAMED_MODELS,
     PEForMaskedLM,

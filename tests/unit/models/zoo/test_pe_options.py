@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import OptionError
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder import config_for, fit_attenuation
 from posharness.models.zoo.encoder.options import pe_options
 from tests.cli_helpers import cli, one_line_error
@@ -118,7 +118,7 @@ def test_two_processes_making_one_initialisation_both_end_with_it(
     folder; nothing is left in the cache but that folder."""
     import shutil
 
-    from posharness.model_spec import LoadOptions
+    from posharness.contracts.model_spec import LoadOptions
     from posharness.models.zoo.adapter import random_checkpoint
 
     original = Path.rename

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from posharness.errors import OptionError
-from posharness.metrics import locality, symmetry_magnitude
+from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder import NAMED_MODELS, PEModel, config_for
 from posharness.models.zoo.encoder.relative import alibi_slopes, t5_buckets
+from posharness.stats.geometry import locality, symmetry_magnitude
 
 VOCAB = 50
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.dep_heads.conllu import TreebankStats, iter_conllu, scan_conllu
 from posharness.tasks.dep_heads.tree import Sentence
 from tests.conftest import shared_data_dir

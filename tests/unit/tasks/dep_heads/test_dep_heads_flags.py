@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from posharness.flags import degenerate_flags
+from posharness.run.flags import degenerate_flags
 from posharness.tasks.dep_heads.report import relation_report
 from posharness.tasks.dep_heads.scoring import ArcBatch, HeadCounts
 

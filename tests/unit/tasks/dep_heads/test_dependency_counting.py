@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness.adapter import ATTENTIONS, Mode
-from posharness.batching import BatchedEncoder, pad_batch
-from posharness.cache import FeatureCache
-from posharness.model_spec import LoadOptions
+from posharness.compute.batching import BatchedEncoder, pad_batch
+from posharness.contracts.adapter import ATTENTIONS, Mode
+from posharness.contracts.model_spec import LoadOptions
+from posharness.contracts.task import TaskContext
 from posharness.models.hf.adapter import HFEncoderAdapter
-from posharness.runner import SilentReporter
-from posharness.task import TaskContext
+from posharness.run.runner import SilentReporter
+from posharness.storage.cache import FeatureCache
 from posharness.tasks.dep_heads.counting import count_heads
 from posharness.tasks.dep_heads.tree import ROOT, Sentence
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError, OptionError, PosharnessError
+from posharness.base.errors import DataError, OptionError, PosharnessError
 from posharness.tasks.dep_heads.spacy_parse import (
     ParseStats,
     load_pipeline,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError, OptionError
-from posharness.hashing import hash_file
+from posharness.base.errors import DataError, OptionError
+from posharness.storage.hashing import hash_file
 from posharness.tasks.finetune.data import hub as finetune_hub
 from posharness.tasks.finetune.data import locate as finetune_data
 from posharness.tasks.finetune.data.catalogue import READERS

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import torch
 
-from posharness.adapter import Mode
-from posharness.errors import OptionError
-from posharness.model_spec import LoadOptions
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import Mode
+from posharness.contracts.model_spec import LoadOptions
 from posharness.models.hf.adapter import HFEncoderAdapter
-from posharness.scoring import score
+from posharness.stats.classification import score
 from posharness.tasks.finetune.engine import (
     EncodedSplit,
     TrainingSettings,
@@ -106,7 +106,7 @@ def test_positional_mode_trains_with_delta_fixed(tiny_bert: Path) -> None:
     model = adapter(tiny_bert, absolute="mean-word-stream")
     classifier = model.for_classification(2, Mode.POSITIONAL)
     items = model.tokenize_pairs(["the dog runs", "a cat sits on the road"], None, 128)
-    from posharness.batching import pad_batch
+    from posharness.compute.batching import pad_batch
 
     batch = pad_batch(items, model.pad_token_id)
     classifier(batch.input_ids, batch.attention_mask, batch.token_type_ids).sum().backward()

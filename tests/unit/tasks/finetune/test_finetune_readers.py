@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.finetune.data.locate import LoadedSplit, dataset, load_split
 
 

@@ -179,10 +179,10 @@ def test_snli_drops_unlabelled_pairs_and_its_classifier_is_reused_untrained(
     assert {"accuracy", "dev_accuracy"} <= set(out["metrics"])
 
     import posharness.tasks.finetune.runs as runs
-    from posharness.cache import FeatureCache
-    from posharness.model_spec import LoadOptions
+    from posharness.contracts.model_spec import LoadOptions
+    from posharness.contracts.task import TaskContext
     from posharness.models.hf.adapter import HFEncoderAdapter
-    from posharness.task import TaskContext
+    from posharness.storage.cache import FeatureCache
     from posharness.tasks.finetune.task import fine_tune_task
 
     def no_training(*args, **kwargs):
@@ -192,7 +192,7 @@ def test_snli_drops_unlabelled_pairs_and_its_classifier_is_reused_untrained(
     task = fine_tune_task("snli")
     options = dict(task.spec.defaults, epochs=1, bootstrap=200)
     ctx = TaskContext(
-        mode=__import__("posharness.adapter", fromlist=["Mode"]).Mode.BOTH,
+        mode=__import__("posharness.contracts.adapter", fromlist=["Mode"]).Mode.BOTH,
         seed=0,
         device="cpu",
         batch_size="auto",

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from posharness.adapter import EncoderOutput, Mode, ModeSupport, PECard, TokenizedText
-from posharness.cache import FeatureCache
-from posharness.errors import OptionError
-from posharness.metrics import locality, toeplitz_r2
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import EncoderOutput, Mode, ModeSupport, PECard, TokenizedText
+from posharness.contracts.task import TaskContext
 from posharness.models.hf.vocabulary import whole_word_vocabulary
-from posharness.runner import SilentReporter
-from posharness.task import TaskContext
+from posharness.run.runner import SilentReporter
+from posharness.stats.geometry import locality, toeplitz_r2
+from posharness.storage.cache import FeatureCache
 from posharness.tasks.geometry.identical_word import build_probe, probe_attention
 from posharness.tasks.geometry.locality_symmetry import LocalitySymmetry
 from posharness.tasks.geometry.toeplitz import Toeplitz
@@ -78,7 +78,7 @@ class BandedAttentionEncoder:
 
 
 def context(tmp_path: Path, options: dict, seed: int = 0, model=None) -> TaskContext:
-    from posharness.batching import BatchedEncoder
+    from posharness.compute.batching import BatchedEncoder
 
     model = model or BandedAttentionEncoder()
     return TaskContext(

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness.metrics import MetricInputError
+from posharness.stats.geometry import MetricInputError
 from posharness.tasks.geometry.uniformity import uniform_attention_flags, uniformity
 
 N = 64

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.senteval.catalog import BY_NAME, TASKS
 from posharness.tasks.senteval.probing_files import probing_path, read_probing_file
 from tests.cli_helpers import run_isolated

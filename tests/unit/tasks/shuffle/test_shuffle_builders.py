@@ -8,7 +8,7 @@ from itertools import islice
 
 import pytest
 
-from posharness.errors import DataError
+from posharness.base.errors import DataError
 from posharness.tasks.shuffle.builders import (
     AUXILIARIES,
     CASE_MAP,

@@ -1,0 +1,44 @@
+"""Admission: refuse, before any compute, cells the target leaderboard could not take.
+
+A board holds one set of options per task and row; a cell that would add another set to
+a row already there is refused while planning (commit a60fb99: checked after compute, the
+refusal wasted the run). Lives with the boards because it reads them; the runner calls it
+through the ``admit`` callback that ``posharness.evaluate()`` passes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from posharness.base.errors import PosharnessError
+from posharness.boards import leaderboard as lb
+from posharness.boards.row_settings import distinguishing, non_default_options, row_key
+from posharness.run.plan import Cell
+
+
+def default_board(cells: list[Cell], output_dir: Path) -> Path:
+    """A run's own board, beside its results: named by the results folders of its models
+    (the spec, plus its --model-arg values when it has some)."""
+    slugs = list(dict.fromkeys(cell.path.parent.name for cell in cells))
+    return output_dir / f"{'__'.join(slugs)}.json"
+
+
+def admit_cells(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> None:
+    """Refuse cells whose task the board already holds for that model, mode and limits
+    under other options (one line, naming the option and the board)."""
+    path = leaderboard or default_board(cells, output_dir)
+    if not cells or not path.exists():
+        return
+    try:
+        board = lb.load(path)
+    except PosharnessError:
+        return  # unreadable: it will be replaced, and the user told so
+    rows = {row.key: row for row in board.rows}
+    for cell in cells:
+        settings = distinguishing(
+            cell.limit, cell.train_limit, cell.model.describe(), cell.device, mode=str(cell.mode)
+        )
+        row = rows.get(row_key(cell.model.fingerprint(), str(cell.mode), settings))
+        if row is not None:
+            options = non_default_options(cell.task.spec.name, cell.options)
+            lb.check_task_options(row, cell.task.spec.name, options, path)

@@ -1,0 +1,410 @@
+"""Compare two leaderboards: per task metric, both values, the delta and a paired test.
+
+Two models scored on the same items give paired data; an unpaired test on it wastes
+power and can mislead (lm-eval #3831). And a test must be of the statistic the table
+prints: each metric declares how it is made from the examples (``metric_types``), and
+the test follows the declaration — exact McNemar for a mean of 0/1 outcomes, sign-flip
+permutation for a mean of continuous values, a paired bootstrap of the aggregate itself
+for F1, Matthews, correlations and averaged-map geometry (``paired_tests``). Before any
+test, the per-example outputs must reproduce the value the board prints, on the same
+examples on both sides; where they cannot (a mean over seeds, a representative run of
+several, other examples, nothing kept) the comparison says so instead of testing a
+neighbouring statistic. The tests of one comparison are Holm-adjusted together.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from posharness.boards.leaderboard import Leaderboard, Row, Score, load
+from posharness.contracts.examples import Example, read_example
+from posharness.contracts.metric_types import MetricType, metric_type
+from posharness.contracts.results import CellResult, read_result
+from posharness.stats.paired_resampling import paired_replicates
+from posharness.stats.paired_tests import (
+    RESAMPLES,
+    PairedTest,
+    adjust,
+    bootstrap_of_aggregate,
+    mcnemar,
+    permutation_test,
+)
+from posharness.storage.io import json_object_lines
+
+# How far per-example outputs may be from the board's value and still be the same
+# statistic: float summation order, and values the board rounded through JSON.
+REPRODUCE_TOLERANCE = 1e-6
+REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's entries
+
+
+@dataclass
+class CellOutputs:
+    """What a cell kept for paired tests: per-example rows and common-resample replicates."""
+
+    examples: dict[str, Example]  # example id → its output
+    replicates: dict[str, Any] | None = None  # paired_resampling.replicates(...)
+
+
+Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
+
+
+@dataclass
+class MetricComparison:
+    key: str  # task/metric
+    a: float | None
+    b: float | None
+    test: PairedTest | None
+    note: str  # why there is no test, or what the test was run on
+    kind: MetricType | None = None  # the metric's declared type
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.a is None or self.b is None else self.b - self.a
+
+
+@dataclass
+class RowComparison:
+    a: Row
+    b: Row
+    metrics: list[MetricComparison]
+    missing: list[str]  # result files a paired test would need that are not at hand
+    # ... of which the board has an examples bundle that lacks them: their cells kept no
+    # per-example outputs (dep_heads keeps none) or joined the board after the bundle
+    not_bundled: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which rows to compare: a model (its spec or its registered name), modes, tasks."""
+
+    models: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+
+    def keeps(self, row: Row) -> bool:
+        named = not self.models or bool({row.model, model_name(row.model)} & set(self.models))
+        return named and (not self.modes or row.mode in self.modes)
+
+
+def model_name(spec: str) -> str:
+    """The registered name a spec loads (``tupe-r`` of ``tupe-r@runs/x``); a Hugging Face
+    spec is kept whole, since ``hf`` alone names no model."""
+    return spec if spec.startswith("hf:") else spec.partition("@")[0]
+
+
+# Settings two rows must share to be paired: the same evaluation and training cuts, and
+# the same split definition and reference corpus (two corpora give two rows of one model
+# and mode, which must each find their own partner, not collapse into one).
+PAIRED_SETTINGS = ("limit", "train_limit", "split", "reference")
+
+
+def _limits(row: Row) -> tuple[Any, ...]:
+    return tuple(row.settings.get(key) for key in PAIRED_SETTINGS)
+
+
+def pair_rows(
+    left: Leaderboard, right: Leaderboard, keep: RowFilter = RowFilter()
+) -> list[tuple[Row, Row]]:
+    """One pair per (model, mode, limits) both boards hold — never a cross product.
+
+    Models match by spec; failing that by registered name (``tupe-r`` before training
+    against ``tupe-r@checkpoint`` after); failing that, when each board holds one model,
+    those two. Rows of other limits are never paired with each other; other settings (a
+    forced attention path, the device kind, a reference corpus) may differ, since eager
+    against SDPA or GPU against CPU are comparisons worth making.
+    """
+    a_rows = [r for r in left.rows if keep.keeps(r)]
+    b_rows = [r for r in right.rows if keep.keeps(r)]
+    matchers: list[Callable[[Row], str]] = [lambda r: r.model, lambda r: model_name(r.model)]
+    if _one_model_each(a_rows, b_rows):
+        matchers.append(lambda r: "the one model")
+    for identify in matchers:
+        b_index: dict[tuple[Any, ...], Row] = {}
+        for b in b_rows:
+            b_index.setdefault((identify(b), b.mode, *_limits(b)), b)
+        pairs = [
+            (a, b_index[key])
+            for a in a_rows
+            if (key := (identify(a), a.mode, *_limits(a))) in b_index
+        ]
+        if pairs:
+            return pairs
+    return []
+
+
+def _one_model_each(a_rows: list[Row], b_rows: list[Row]) -> bool:
+    return len({r.fingerprint for r in a_rows}) == 1 and len({r.fingerprint for r in b_rows}) == 1
+
+
+def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> list[RowComparison]:
+    """Every paired row of two boards, its metrics tested, Holm-adjusted together."""
+    left, right = load(path_a), load(path_b)
+    out = []
+    for a, b in pair_rows(left, right, keep):
+        keys = [
+            c.key
+            for c in left.columns
+            if c.key in a.scores and c.key in b.scores and (not keep.tasks or c.task in keep.tasks)
+        ]
+        missing: list[str] = []
+        not_bundled: list[str] = []
+        outputs_a = row_outputs_from_files(a, path_a, missing, not_bundled)
+        outputs_b = row_outputs_from_files(b, path_b, missing, not_bundled)
+        metrics = compare_metrics(keys, a, b, outputs_a, outputs_b)
+        out.append(RowComparison(a, b, metrics, missing, not_bundled))
+    adjust_comparisons([m for row in out for m in row.metrics])
+    return out
+
+
+def compare_metrics(
+    keys: list[str], a: Row, b: Row, outputs_a: Outputs, outputs_b: Outputs
+) -> list[MetricComparison]:
+    metrics = []
+    for key in keys:
+        task, metric = key.split("/", 1)
+        kind = metric_type(task, metric)
+        test, note = paired_test(
+            outputs_a.get(task), outputs_b.get(task), metric, kind, a.scores[key], b.scores[key]
+        )
+        metrics.append(
+            MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note, kind)
+        )
+    return metrics
+
+
+def adjust_comparisons(metrics: list[MetricComparison]) -> None:
+    """Holm across every test one comparison prints."""
+    adjust([m.test for m in metrics if m.test is not None])
+
+
+# -- where the per-example outputs come from --------------------------------------------
+
+
+def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
+    """A result file's kept outputs: its examples file and its replicates."""
+    replicates = result.details.get(REPLICATES_KEY)
+    examples: dict[str, Example] = {}
+    if result.examples_file is not None:
+        examples_path = path.parent / result.examples_file
+        if examples_path.exists():
+            lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
+            examples = _by_id(read_example(e, f"{examples_path}:{n}") for n, e in lines)
+    if not examples and not replicates:
+        return None
+    return CellOutputs(examples, replicates)
+
+
+def outputs_of_bundle_entry(entry: dict[str, Any]) -> CellOutputs:
+    rows = _by_id(read_example(e, "examples bundle") for e in entry.get("examples", []))
+    return CellOutputs(rows, entry.get(REPLICATES_KEY))
+
+
+def _by_id(examples: Iterable[Example]) -> dict[str, Example]:
+    return {example.id: example for example in examples}
+
+
+def row_outputs(
+    row: Row,
+    board: Path,
+    at_hand: Callable[[str], tuple[Path, CellResult] | None],
+    bundle: dict[str, Any],
+    missing: list[str],
+    not_bundled: list[str] | None = None,
+) -> Outputs:
+    """task → the outputs of the lowest seed that kept any: from the result files at
+    hand (``at_hand`` finds one by the path the board names), else from the board's
+    bundle; result files found in neither are added to ``missing``."""
+    kept: dict[str, tuple[int, CellOutputs]] = {}
+
+    def keep(task: str, seed: int, outputs: CellOutputs | None) -> None:
+        if outputs is not None and (task not in kept or kept[task][0] > seed):
+            kept[task] = (seed, outputs)
+
+    for relative in row.results:
+        found = at_hand(relative)
+        if found is None:
+            entry = bundle.get(Path(relative).as_posix())
+            if entry is not None:
+                keep(entry["task"], entry["seed"], outputs_of_bundle_entry(entry))
+                continue
+            shown = os.path.normpath(board.parent / relative)  # no "board/../../"
+            if shown not in missing:  # both sides may name one file
+                missing.append(shown)
+                if bundle and not_bundled is not None:
+                    not_bundled.append(shown)
+            continue
+        path, result = found
+        keep(result.task.name, result.seed, outputs_of_result(path, result))
+    return {task: outputs for task, (_, outputs) in kept.items()}
+
+
+def row_outputs_from_files(
+    row: Row, board: Path, missing: list[str], not_bundled: list[str]
+) -> Outputs:
+    """``row_outputs`` with result files looked for beside the board, where it names them."""
+    from posharness.boards.example_bundle import read_bundle
+
+    def beside(relative: str) -> tuple[Path, CellResult] | None:
+        path = board.parent / relative
+        return (path, read_result(path)) if path.exists() else None
+
+    return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)
+
+
+# -- the test of one metric --------------------------------------------------------------
+
+
+def paired_test(
+    a: CellOutputs | None,
+    b: CellOutputs | None,
+    metric: str,
+    kind: MetricType,
+    score_a: Score,
+    score_b: Score,
+) -> tuple[PairedTest | None, str]:
+    """The paired test of ``metric``'s Δ as the board prints it, or why there is none."""
+    if kind.aggregate == "cell":
+        return None, "one value per cell, nothing per example to resample: no paired test"
+    seeds = max(score_a.n_seeds, score_b.n_seeds)
+    if seeds > 1:
+        return None, (
+            f"the board's value is a mean over {seeds} seeds and per-example outputs are "
+            "one seed's: no paired test of that mean"
+        )
+    if a is None or b is None:
+        return None, "no per-example outputs on both sides: no paired test possible"
+    if kind.aggregate == "mean":
+        return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean)
+    return _test_aggregate(a, b, metric, score_a.mean, score_b.mean)
+
+
+def _reproduces(value: float, reported: float) -> bool:
+    return math.isclose(value, reported, rel_tol=REPRODUCE_TOLERANCE, abs_tol=REPRODUCE_TOLERANCE)
+
+
+def _test_mean(
+    a: dict[str, Example],
+    b: dict[str, Example],
+    metric: str,
+    kind: MetricType,
+    reported_a: float,
+    reported_b: float,
+) -> tuple[PairedTest | None, str]:
+    ids_a = {k for k, example in a.items() if example.has(metric)}
+    ids_b = {k for k, example in b.items() if example.has(metric)}
+    if not ids_a and not ids_b:
+        if not kind.declared:
+            return None, (
+                f"'{metric}' declares no aggregation and its examples carry no values: "
+                "no paired test (never a guessed one)"
+            )
+        return None, f"the examples carry no per-example '{metric}': no paired test possible"
+    if ids_a != ids_b:
+        return None, (
+            f"the cells scored different examples (A {len(ids_a)}, B {len(ids_b)}, "
+            f"{len(ids_a & ids_b)} shared): the printed Δ is not a paired difference"
+        )
+    shared = sorted(ids_a)
+    if len(shared) < 2:
+        return None, "one shared example: too few for a paired test"
+    x = np.array([float(a[k].value(metric)) for k in shared])
+    y = np.array([float(b[k].value(metric)) for k in shared])
+    if not (_reproduces(float(x.mean()), reported_a) and _reproduces(float(y.mean()), reported_b)):
+        return None, (
+            f"the mean of the per-example '{metric}' ({x.mean():.6g}, {y.mean():.6g}) is not "
+            f"the board's value ({reported_a:.6g}, {reported_b:.6g}): they are of another "
+            "run, so no paired test of the printed Δ"
+        )
+    test = mcnemar(x, y) if kind.outcome == "binary" else permutation_test(x, y)
+    # The printed Δ is the boards' difference; the examples reproduce it up to summation
+    # order (checked above), so the interval moves by that rounding, never more.
+    shift = (reported_b - reported_a) - test.delta
+    test.delta += shift
+    if test.ci_low is not None and test.ci_high is not None:
+        test.ci_low, test.ci_high = test.ci_low + shift, test.ci_high + shift
+    return test, f"paired over {len(shared)} examples ({kind.label})"
+
+
+def _test_aggregate(
+    a: CellOutputs, b: CellOutputs, metric: str, reported_a: float, reported_b: float
+) -> tuple[PairedTest | None, str]:
+    delta = reported_b - reported_a
+    drawn = paired_replicates(a.replicates, b.replicates, metric)
+    if not isinstance(drawn, str):
+        left, right = drawn
+        n = int((a.replicates or {}).get("n", 0)) or len(a.examples)
+        on = f"{len(left)} common resamples of the examples"
+        test = bootstrap_of_aggregate(delta, right - left, n, on)
+        return test, f"paired bootstrap of the aggregate over {on}"
+    from_predictions = _bootstrap_predictions(
+        a.examples, b.examples, metric, reported_a, reported_b
+    )
+    if from_predictions is not None:
+        return from_predictions
+    if not a.replicates and not b.replicates:
+        drawn = "the cells kept neither replicates of it nor predictions to recompute it"
+    return None, f"'{metric}' is computed from all examples at once; {drawn}: no paired test"
+
+
+def _bootstrap_predictions(
+    a: dict[str, dict[str, Any]],
+    b: dict[str, dict[str, Any]],
+    metric: str,
+    reported_a: float,
+    reported_b: float,
+) -> tuple[PairedTest | None, str] | None:
+    """F1, Matthews, Pearson, Spearman recomputed from gold and predictions on each joint
+    resample; None when the rows carry no predictions for ``metric``."""
+    from posharness.stats.classification import METRIC_NAMES, replicate_scores
+
+    def rows_for(side: dict[str, Example]) -> dict[str, Example]:
+        scored = {}
+        for key, example in side.items():
+            if not (example.has("label") and example.has("prediction")):
+                continue
+            prefix = example.prefix or ""
+            if metric.startswith(prefix) and metric[len(prefix) :] in METRIC_NAMES:
+                scored[key] = example
+        return scored
+
+    left, right = rows_for(a), rows_for(b)
+    if not left or not right:
+        return None
+    if left.keys() != right.keys():
+        return None, (
+            f"the cells scored different examples (A {len(left)}, B {len(right)}): the "
+            "printed Δ is not a paired difference"
+        )
+    shared = sorted(left)
+    if any(left[k].label != right[k].label for k in shared):
+        return None, "the two sides hold different gold labels for the same examples"
+    if len(shared) < 2:
+        return None, "one shared example: too few for a paired test"
+    base = metric[len(left[shared[0]].prefix or "") :]
+    gold = np.array([left[k].label for k in shared])
+    runs = [np.array([side[k].prediction for k in shared]) for side in (left, right)]
+    replicate = replicate_scores(base, gold, runs)
+    full = replicate(np.arange(len(shared))[None, :])[0]
+    if not (_reproduces(float(full[0]), reported_a) and _reproduces(float(full[1]), reported_b)):
+        return None, (
+            f"'{metric}' recomputed from the kept predictions ({full[0]:.6g}, {full[1]:.6g}) "
+            f"is not the board's ({reported_a:.6g}, {reported_b:.6g}): the predictions are "
+            "one run's of several, so no paired test of the printed Δ"
+        )
+    rng = np.random.default_rng(0)
+    deltas = np.concatenate(
+        [
+            np.diff(replicate(rng.integers(0, len(shared), size=(200, len(shared)))), axis=1)[:, 0]
+            for _ in range(RESAMPLES // 200)
+        ]
+    )
+    on = f"{len(shared)} examples' gold labels and predictions"
+    test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on)
+    return test, f"paired bootstrap of {metric} recomputed from {on}"

@@ -1,0 +1,151 @@
+"""``compare``'s results as records, and as Markdown, CSV or JSON for papers and scripts.
+
+One record per (row pair, metric) holds every field the terminal table shows and more
+(the test's full-precision numbers, the declared metric type, the note), so a script
+reading ``--format json`` never has to parse a rendered table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from posharness.boards.compare import MetricComparison, RowComparison
+from posharness.stats.paired_tests import ALPHA, format_delta, format_p
+
+FIELDS = (
+    "a_model",
+    "a_mode",
+    "b_model",
+    "b_mode",
+    "limit",
+    "task",
+    "metric",
+    "metric_type",
+    "a",
+    "b",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "test",
+    "tested_on",
+    "n",
+    "p",
+    "p_holm",
+    "effect_size_dz",
+    "significant",
+    "note",
+)
+
+
+def verdict(m: MetricComparison) -> str:
+    """'p < 0.05' or 'n.s.' by the Holm-adjusted p; 'no test' where there is none."""
+    if m.test is None:
+        return "no test"
+    return f"p < {ALPHA}" if m.test.significant(ALPHA) else "n.s."
+
+
+def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> list[dict[str, Any]]:
+    out = []
+    for row in comparisons:
+        for m in row.metrics:
+            if keys is not None and m.key not in keys:
+                continue
+            task, metric = m.key.split("/", 1)
+            test = m.test
+            out.append(
+                {
+                    "a_model": row.a.model,
+                    "a_mode": row.a.mode,
+                    "b_model": row.b.model,
+                    "b_mode": row.b.mode,
+                    "limit": row.a.settings.get("limit"),
+                    "task": task,
+                    "metric": metric,
+                    "metric_type": m.kind.label if m.kind else None,
+                    "a": m.a,
+                    "b": m.b,
+                    "delta": m.delta,
+                    "ci_low": test.ci_low if test else None,
+                    "ci_high": test.ci_high if test else None,
+                    "test": test.name if test else None,
+                    "tested_on": test.on if test else None,
+                    "n": test.n if test else None,
+                    "p": test.p_value if test else None,
+                    "p_holm": test.p_adjusted if test else None,
+                    "effect_size_dz": test.effect_size if test else None,
+                    "significant": test.significant(ALPHA) if test else None,
+                    "note": m.note,
+                }
+            )
+    return out
+
+
+def as_json(comparisons: list[RowComparison], keys: set[str] | None = None) -> str:
+    document = {
+        "alpha": ALPHA,
+        "adjustment": "holm",
+        "confidence": 0.95,
+        "comparisons": records(comparisons, keys),
+    }
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def as_csv(comparisons: list[RowComparison], keys: set[str] | None = None) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=FIELDS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(records(comparisons, keys))
+    return buffer.getvalue()
+
+
+def table_cells(m: MetricComparison) -> tuple[str, ...]:
+    """The cells of one metric in the terminal and Markdown tables."""
+    test = m.test
+    ci = (
+        f"[{format_delta(test.ci_low)}, {format_delta(test.ci_high)}]"
+        if test and test.ci_low is not None
+        else "–"
+    )
+    return (
+        m.key,
+        "–" if m.a is None else f"{m.a:.4f}",
+        "–" if m.b is None else f"{m.b:.4f}",
+        format_delta(m.delta),
+        ci,
+        test.name if test else "–",
+        format_p(test.p_value if test else None),
+        format_p(test.p_adjusted if test else None),
+        "–" if test is None or test.effect_size is None else f"{test.effect_size:+.2f}",
+        str(test.n) if test else "–",
+        verdict(m) if test else m.note,
+    )
+
+
+HEADERS = (
+    "task/metric", "A", "B", "B − A", "95% CI of Δ", "test", "p", "p (Holm)", "d_z", "n", "verdict",
+)  # fmt: skip
+LEFT = (0, 5, 10)  # the text columns; the others hold numbers
+
+
+def as_markdown(comparisons: list[RowComparison], keys: set[str] | None = None) -> str:
+    lines = [
+        "Δ = B − A, tested on the statistic shown; 95 % paired-bootstrap interval; p (Holm): "
+        f"adjusted across every test below; n.s. = adjusted p ≥ {ALPHA}; d_z = mean paired "
+        "difference / its standard deviation.",
+        "",
+    ]
+    for row in comparisons:
+        a, b = row.a, row.b
+        limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""
+        lines += [f"## A = {a.model} ({a.mode}{limit}) · B = {b.model} ({b.mode}{limit})", ""]
+        rule = ["---" if i in LEFT else "---:" for i in range(len(HEADERS))]
+        lines += ["| " + " | ".join(HEADERS) + " |", "| " + " | ".join(rule) + " |"]
+        for m in row.metrics:
+            if keys is None or m.key in keys:
+                cells = (c.replace("|", "\\|") for c in table_cells(m))
+                lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,83 @@
+"""Per-example outputs kept beside a committed leaderboard, so ``posharness compare`` can
+run its paired tests on a fresh clone, where the result folders a board was built from
+are not at hand.
+
+``<board>.examples.json.gz`` maps each result file the board points to (relative to the
+board, as in its rows) to that cell's task, seed and per-example rows, and, where the cell
+kept them, its common-resample replicates (``paired_replicates``: what a paired bootstrap
+of an aggregate such as an averaged map's symmetry needs). Gzip without a
+timestamp, keys sorted: the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from posharness.base.errors import DataError
+from posharness.boards.leaderboard import relative_to_board
+from posharness.contracts.results import CellResult
+from posharness.storage.io import atomic_target, json_object_lines
+
+SUFFIX = ".examples.json.gz"
+
+
+def bundle_path(board: Path) -> Path:
+    return board.with_name(board.stem + SUFFIX)
+
+
+def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | None:
+    """The per-example rows of every result that kept them; None when none did."""
+    from posharness.boards.compare import REPLICATES_KEY
+
+    entries: dict[str, Any] = {}
+    for path, result in results:
+        replicates = result.details.get(REPLICATES_KEY)
+        has_rows = (
+            result.examples_file is not None and (path.parent / result.examples_file).exists()
+        )
+        if not has_rows and not replicates:
+            continue
+        rows = (
+            json_object_lines(path.parent / result.examples_file, "one per-example output")
+            if has_rows and result.examples_file is not None
+            else []
+        )
+        key = relative_to_board(path, board.parent)  # as the board's rows name it
+        entry: dict[str, Any] = {
+            "task": result.task.name,
+            "seed": result.seed,
+            "examples": [row for _, row in rows],
+        }
+        if replicates:  # the common-resample replicates behind aggregates' paired tests
+            entry[REPLICATES_KEY] = replicates
+        entries[Path(key).as_posix()] = entry
+    if not entries:
+        return None
+    target = bundle_path(board)
+    text = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
+    with (
+        atomic_target(target) as tmp,
+        tmp.open("wb") as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped,
+    ):
+        zipped.write(text)
+    return target
+
+
+def read_bundle(board: Path) -> dict[str, Any]:
+    """The bundle beside ``board``, or an empty mapping when there is none."""
+    path = bundle_path(board)
+    if not path.exists():
+        return {}
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise DataError(
+            f"{path}: not a per-example bundle ({exc}): rebuild it with "
+            f"`posharness leaderboard build RESULTS -o {board} --keep-examples`"
+        ) from None
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,137 @@
+"""Model spec strings → loaded adapters.
+
+A spec names a registered model and, optionally, what to load into it:
+
+    minilm                    a registered model with a built-in default
+    hf:bert-base-uncased      registered name ``hf``, argument = hub id
+    hf:/models/my-bert        registered name ``hf``, argument = local folder
+    tupe-r@runs/tupe-r-mini   registered name ``tupe-r``, argument = checkpoint folder
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from posharness.base.errors import OptionError
+
+if TYPE_CHECKING:
+    from posharness.contracts.adapter import ModelAdapter
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    text: str
+    name: str
+    argument: str | None
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe form of the spec, used in result and leaderboard names."""
+        return _safe(self.text) or "model"
+
+    def results_slug(self, model_args: Mapping[str, str]) -> str:
+        """Where this spec's results go when loaded with ``model_args``.
+
+        Two runs of one spec with other ``--model-arg`` values are other models (another
+        seed of a random initialisation, another decomposition), so they get their own
+        folder and default leaderboard instead of overwriting each other's files. Long
+        values (paths) are shortened to a digest so names stay readable.
+        """
+        if not model_args:
+            return self.slug
+        text = "_".join(f"{key}-{value}" for key, value in sorted(model_args.items()))
+        readable = _safe(text)
+        if len(readable) > 60:
+            digest = hashlib.sha256(repr(sorted(model_args.items())).encode()).hexdigest()
+            readable = f"{readable[:40].rstrip('-._')}-{digest[:10]}"
+        return f"{self.slug}__{readable}"
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to materialise a model: the same for every registered factory."""
+
+    dtype: str = "auto"  # auto | float32 | bfloat16 | float16
+    device: str = "cpu"
+    revision: str | None = None
+    model_args: tuple[tuple[str, str], ...] = ()  # --model-arg KEY=VALUE, factory-specific
+    data_dir: Path | None = None  # where default corpora/datasets are looked for
+    cache_dir: Path | None = None  # feature cache for statistics a model computes (None: off)
+
+
+class ModelFactory(Protocol):
+    """What the model registry holds: builds an adapter from a spec's argument."""
+
+    def __call__(self, argument: str | None, options: LoadOptions) -> ModelAdapter: ...
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A registered model name as a family declares it: what ``posharness list models``
+    shows, and the builder to import when the name is first loaded.
+
+    ``build`` is a ``"module:function"`` string with the :class:`ModelFactory` signature,
+    so registering a family's names imports none of its heavy code (torch, transformers).
+    A plugin may register a plain factory function instead; this type is for families
+    that want their listing facts declared rather than read from a docstring.
+    """
+
+    build: str
+    family: str
+    modes: str  # the modes the name offers, as shown to a user (a checkpoint may narrow it)
+    description: str
+    argument: str | None = None  # bound first argument, e.g. the zoo scheme name
+    # "module:function" with the factory's signature that raises a PosharnessError when
+    # the spec cannot load (missing checkpoint or package) without reading weights: run
+    # for every model while planning, before any dataset is read.
+    check: str | None = None
+
+    def preflight(self, argument: str | None, options: LoadOptions) -> None:
+        from posharness.plugins.registry import import_target
+
+        if self.check is None:
+            return
+        check = import_target(self.check, "model check", self.description)
+        if self.argument is not None:
+            check(self.argument, argument, options)
+        else:
+            check(argument, options)
+
+    def __call__(self, argument: str | None, options: LoadOptions) -> ModelAdapter:
+        from posharness.plugins.registry import import_target
+
+        build = import_target(self.build, "model builder", self.description)
+        if self.argument is not None:
+            return build(self.argument, argument, options)
+        return build(argument, options)
+
+
+_SPEC = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9_.+-]*?)(?:(?P<sep>[:@])(?P<arg>.+))?$")
+
+
+def parse_model_spec(text: str) -> ModelSpec:
+    text = text.strip()
+    match = _SPEC.match(text)
+    if not text or match is None:
+        raise OptionError(
+            f"model spec {text!r} is malformed: use NAME, NAME@CHECKPOINT or hf:HUB_ID_OR_FOLDER"
+        )
+    return ModelSpec(text, match["name"], match["arg"])
+
+
+def load_model(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
+    from posharness.plugins import models
+
+    factory: ModelFactory = models.get(spec.name)
+    adapter = factory(spec.argument, options)
+    adapter.spec = spec.text
+    return adapter

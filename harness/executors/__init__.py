@@ -1,3 +1,0 @@
-"""Where a planned grid's pending cells run: in this process one after another (the
-runner's own loop), or as tasks of an existing engine (``ray_cluster``). The plan, the
-cell identities and the result files are the same whichever runs them."""

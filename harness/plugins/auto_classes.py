@@ -1,0 +1,29 @@
+"""``import posharness`` makes ``AutoModel.from_pretrained(<zoo checkpoint>)`` work.
+
+A zoo checkpoint's ``config.json`` names ``model_type: posharness-pe``, which transformers
+only knows once the zoo's classes are registered with its Auto* factories. Registering
+them at ``import posharness`` would import torch and transformers into every process,
+``posharness --help`` included (about 4 s here instead of 0.2 s), so the registration
+waits for the moment transformers' Auto classes are first imported (a post-import hook,
+``wrapt.register_post_import_hook``) and then imports each family that declares classes
+in the ``posharness.plugins.auto_classes`` entry-point group. The core names no family.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+GROUP = "posharness.plugins.auto_classes"
+TRIGGER = "transformers.models.auto"  # the package of AutoConfig / AutoModel
+
+
+def _register_families(_module: object) -> None:
+    for entry in entry_points(group=GROUP):
+        entry.load()  # a family module whose import calls Auto*.register
+
+
+def install() -> None:
+    """Arrange the registration; runs it at once if transformers' Auto* are loaded."""
+    import wrapt
+
+    wrapt.register_post_import_hook(_register_families, TRIGGER)

@@ -1,0 +1,353 @@
+"""plan: from a run's configuration to its cells, checked before any work.
+
+A cell is one (model, mode, task, seed). Its identity (``cell_id``) hashes the model
+fingerprint, the mode, the task's name, version and resolved options, the seed, the
+limit and the identity of the data it reads. Everything a user can get wrong — a name,
+an option, a mode the model lacks, an ability a task needs, an unwritable folder, a
+missing dataset — fails here, in one line, before any cell runs.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from posharness.base.device import check_device_name, resolve_dtype
+from posharness.base.errors import (
+    OptionError,
+    OutputError,
+    PlanProblems,
+    PosharnessError,
+    UnsupportedModeError,
+)
+from posharness.contracts.adapter import (
+    ChecksModes,
+    Mode,
+    ModelAdapter,
+    attention_path_of,
+    capability_name,
+    mode_identity,
+)
+from posharness.contracts.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
+from posharness.contracts.task import ReadsData, Task, resolve_options
+from posharness.run.cell_key import cell_identity, positional_term_identity, result_suffix
+from posharness.run.config import RunConfig
+
+DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
+_T = TypeVar("_T")
+
+
+@dataclass
+class Cell:
+    spec: ModelSpec
+    model: ModelAdapter
+    task: Task
+    mode: Mode
+    seed: int
+    options: dict[str, Any]
+    cell_id: str
+    path: Path  # the result file
+    limit: int | None = None  # --limit, which also names the file (result_suffix)
+    train_limit: int | None = None  # --train-limit, likewise
+    attention_path: str | None = None  # "sdpa" | "eager" where the model says (adapter.py)
+    device: str = "cpu"  # the resolved device it is planned for (its kind joins the id)
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.text} · {self.task.spec.name} · {self.mode} · seed {self.seed}"
+
+
+def parse_batch_size(value: str | int) -> int | str:
+    """``auto`` or a positive integer; checked before any model is loaded."""
+    if str(value).strip().lower() == "auto":
+        return "auto"
+    try:
+        size = int(value)
+    except ValueError:
+        raise OptionError(f"--batch-size {value!r}: give a positive integer or 'auto'") from None
+    if size < 1:
+        raise OptionError(f"--batch-size {size}: must be at least 1 (or 'auto')")
+    return size
+
+
+def parse_modes(modes: list[str]) -> list[Mode]:
+    out = []
+    for name in modes:
+        try:
+            out.append(Mode(name.strip().lower()))
+        except ValueError:
+            choices = ", ".join(m.value for m in Mode)
+            raise OptionError(f"--mode {name!r}: choose from {choices}") from None
+    return out
+
+
+def check_output_dir(folder: Path, what: str = "output folder", hint: str | None = None) -> None:
+    """Fail before any work if results (or cache entries) could not be written there."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # A unique name: runs on several machines may probe one shared folder at once.
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".posharness-write-test-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        fix = hint or "pass --output-dir with a folder you can write to"
+        raise OutputError(f"{what} {folder} is not writable ({exc.strerror}): {fix}") from exc
+
+
+def validate(config: RunConfig) -> tuple[list[str], list[Mode]]:
+    from posharness.plugins import tasks as task_registry
+
+    if config.limit is not None and config.limit < 1:
+        raise OptionError(f"--limit {config.limit}: must be a positive number of examples")
+    if config.train_limit is not None and config.train_limit < 1:
+        raise OptionError(
+            f"--train-limit {config.train_limit}: must be a positive number of examples"
+        )
+    if config.dtype not in DTYPE_CHOICES:
+        raise OptionError(f"--dtype {config.dtype!r}: choose from {', '.join(DTYPE_CHOICES)}")
+    if not config.models:
+        raise OptionError("no model given: pass --model NAME (see `posharness list models`)")
+    if not config.tasks:
+        raise OptionError("no task given: pass --tasks NAME[,NAME] (see `posharness list tasks`)")
+    check_device_name(config.device)
+    check_executor(config)
+    if config.data_dir is not None and not config.data_dir.is_dir():
+        what = "is not a folder" if config.data_dir.exists() else "does not exist"
+        raise OptionError(
+            f"--data-dir {config.data_dir} {what}: pass the folder that holds the datasets "
+            "(e.g. ../shared/data), or leave --data-dir out"
+        )
+    task_names = task_registry.expand(config.tasks)
+    check_task_arg_targets(config.task_args, task_names)
+    modes = parse_modes(config.modes)
+    for spec in config.models:
+        parse_model_spec(spec)
+    check_output_dir(config.output_dir)
+    if config.cache_dir is not None:
+        check_output_dir(
+            config.cache_dir,
+            "cache folder",
+            "pass a writable --cache-dir, set POSHARNESS_CACHE, or use --no-cache",
+        )
+    return task_names, modes
+
+
+def check_executor(config: RunConfig) -> None:
+    if config.executor == "serial":
+        if config.ray_address is not None:
+            raise OptionError("--ray-address needs --executor ray")
+        return
+    if config.executor != "ray":
+        raise OptionError(f"--executor {config.executor!r}: choose serial or ray")
+    from posharness.run.executors.ray import check_settings
+
+    check_settings(ray_settings(config))
+
+
+def ray_settings(config: RunConfig) -> Any:
+    from posharness.run.executors.ray import RaySettings
+
+    return RaySettings(config.ray_address, config.cpus_per_cell, config.gpus_per_cell)
+
+
+def check_task_arg_targets(given: Mapping[str, Mapping[str, str]], task_names: list[str]) -> None:
+    """Each ``--task-arg`` must reach a task of this run: itself, a group holding one, or a
+    task another one borrows options from (``snli.train=`` for the word-swap probes)."""
+    from posharness.plugins import tasks as task_registry
+
+    groups = task_registry.groups()
+    borrowed = {
+        source: keys
+        for name in task_names
+        for source, keys in task_registry.get(name)().spec.borrows.items()
+    }
+    for task, values in given.items():
+        members = task_registry.expand([task]) if task in groups else [task]
+        if set(members) & set(task_names):
+            continue
+        if task in borrowed:
+            lent = borrowed[task]
+            for key in values:
+                if key not in lent:
+                    raise OptionError(
+                        f"--task-arg {task}.{key}: this run uses {task} only through the tasks "
+                        f"that borrow its options ({', '.join(lent)}); add {task} to --tasks "
+                        "to set its other options"
+                    )
+            continue
+        raise OptionError(
+            f"--task-arg names task {task!r}, which this run does not include: add {task} "
+            "to --tasks, or drop the option"
+        )
+
+
+def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """A task's ``--task-arg`` values: those of a task it borrows options from, then those
+    given to a group it is in, then its own (each later one wins).
+
+    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
+    task's own value (``rte.protocol=quick``) wins over its group's; ``snli.train=FILE``
+    reaches the word-swap probes, which train the ``snli`` classifier.
+    """
+    from posharness.plugins import tasks as task_registry
+
+    if isinstance(task, str):
+        task = task_registry.get(task)()
+    name = task.spec.name
+    groups = task_registry.groups()
+    merged: dict[str, str] = {}
+    for source, keys in task.spec.borrows.items():
+        merged.update({k: v for k, v in given.get(source, {}).items() if k in keys})
+    for group, values in given.items():
+        if group in groups and name in task_registry.expand([group]):
+            merged.update(values)
+    merged.update(given.get(name, {}))
+    return merged
+
+
+def plan(
+    config: RunConfig,
+    device: str,
+    progress: Callable[[str, int], Callable[[int], None]] | None = None,
+) -> list[Cell]:
+    """Every cell of the run, in order: model, then task, then mode, then seed.
+
+    Cheapest first: the options, then every model spec (names and checkpoints, before
+    any weights or data are read), then every task's options and data. Problems of the
+    last two steps are collected and reported together (:class:`PlanProblems`), so one
+    attempt shows everything that is missing. ``progress(label, total)`` shows the
+    data checks, which read and hash whole datasets.
+    """
+    task_names, modes = validate(config)
+    options = LoadOptions(
+        dtype=config.dtype,
+        device=device,
+        model_args=tuple(sorted(config.model_args.items())),
+        data_dir=config.data_dir,
+        cache_dir=config.cache_dir,
+    )
+    problems: list[PosharnessError] = []
+    specs = [parse_model_spec(text) for text in config.models]
+    for spec in specs:
+        _collect(problems, preflight_model, spec, options)
+    advance = progress("checking task data", len(task_names)) if progress else None
+    prepared = []
+    for name in task_names:
+        task = _collect(problems, _prepare_task, name, config)
+        if task is not None:
+            prepared.append(task)
+        if advance:
+            advance(1)
+    if problems:
+        raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
+    cells = []
+    dtype = resolve_dtype(config.dtype, device)
+    for spec in specs:
+        model = load_model(spec, options)
+        settings_suffix = result_suffix(
+            config.limit, dtype, config.train_limit, device, _named_corpus(model)
+        )
+        for mode in modes:
+            if mode not in model.modes:
+                supported = ", ".join(str(m) for m in model.modes)
+                raise UnsupportedModeError(
+                    f"model {spec.text} supports modes {supported}, not {mode}: drop it from --mode"
+                )
+            if isinstance(model, ChecksModes):
+                model.check_mode(mode)
+        for name, task, task_options, identity in prepared:
+            check_capabilities(spec.text, model, task)
+            for mode in modes:
+                for seed in config.seeds:
+                    cell_id = cell_identity(
+                        model.fingerprint(),
+                        mode_identity(model, mode, task.spec.needs),
+                        task,
+                        task_options,
+                        seed,
+                        config.limit,
+                        identity,
+                        positional_term_identity(model, task),
+                        config.train_limit,
+                        device,
+                    )
+                    folder = config.output_dir / spec.results_slug(config.model_args)
+                    path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
+                    cell = Cell(spec, model, task, mode, seed, task_options, cell_id, path)
+                    cell.limit, cell.train_limit = config.limit, config.train_limit
+                    cell.device = device
+                    cell.attention_path = attention_path_of(model, mode, task.spec.needs)
+                    cells.append(cell)
+    return cells
+
+
+# How the embedded reference corpus (models/decompose/reference_text/english.txt) labels
+# itself: the corpus of a run without --data-dir or reference_corpus, whose files keep
+# their plain names.
+EMBEDDED_CORPUS_LABEL = "reference_text/english.txt "
+
+
+def _named_corpus(model: ModelAdapter) -> str | None:
+    """The reference corpus that keeps this model's result files apart (``__corpus…``):
+    it is a row setting (``row_settings``), so a run with ``--data-dir`` (WikiText-2) and
+    one without (the embedded corpus) into one results folder must not share a file name,
+    or the second overwrites the result the first one's row still names. None for the
+    embedded corpus and for models that take no corpus."""
+    labels = {s.reference_corpus for s in model.modes.values() if s.reference_corpus}
+    label = min(labels) if labels else None
+    return None if label is None or label.startswith(EMBEDDED_CORPUS_LABEL) else label
+
+
+def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: Any) -> _T | None:
+    """Run one planning step; a user error joins ``problems`` (once) instead of stopping.
+
+    A step that found several problems itself (:class:`PlanProblems`, e.g. a word-swap
+    probe missing both its SNLI source and the classifier's training data) adds each.
+    """
+    try:
+        return step(*args)
+    except PlanProblems as several:
+        found: list[PosharnessError] = [PosharnessError(text) for text in several.problems]
+    except PosharnessError as exc:
+        found = [exc]
+    seen = {" ".join(str(problem).split()) for problem in problems}
+    for problem in found:
+        if " ".join(str(problem).split()) not in seen:  # a shared input is named once
+            problems.append(problem)
+    return None
+
+
+def preflight_model(spec: ModelSpec, options: LoadOptions) -> None:
+    """The cheap part of loading a model: its name is registered and its checkpoint is
+    where the spec says (no weights read). Families declare it as ``ModelEntry.check``."""
+    from posharness.plugins import models
+
+    factory = models.get(spec.name)
+    check = getattr(factory, "preflight", None)
+    if check is not None:
+        check(spec.argument, options)
+
+
+def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, Any], Any]:
+    from posharness.plugins import tasks as task_registry
+
+    task: Task = task_registry.get(name)()
+    task_options = resolve_options(task.spec, task_args_for(task, config.task_args))
+    identity = (
+        task.data_identity(task_options, config.data_dir) if isinstance(task, ReadsData) else None
+    )
+    return name, task, task_options, identity
+
+
+def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:
+    """Fail at planning when the task needs an ability the model's adapter lacks."""
+    for ability in task.spec.requires:
+        if not isinstance(model, ability):
+            raise UnsupportedModeError(
+                f"task {task.spec.name} needs a model that is {capability_name(ability)}; "
+                f"{model_name}'s adapter lacks it: drop the task or use another model"
+            )
