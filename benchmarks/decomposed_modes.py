@@ -29,7 +29,7 @@ import torch
 
 from posharness.compute.batching import length_sorted_order, pad_batch
 from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
-from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.contracts.model_spec import LoadOptions, build_adapter, parse_model_spec
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SNLI = REPO / "../shared/data/snli/snli_1.0/snli_1.0_test.jsonl"
@@ -61,7 +61,7 @@ def main() -> int:
             for _, line in zip(range(args.sentences), handle, strict=False)
         ]
     options = LoadOptions(dtype="float32", device="cpu", data_dir=args.data_dir)
-    adapter = load_model(parse_model_spec(args.model), options)
+    adapter = build_adapter(parse_model_spec(args.model), options)
     items = adapter.tokenize(premises)
     order = length_sorted_order([len(item) for item in items])
     batches = [

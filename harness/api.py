@@ -187,7 +187,7 @@ def load_model(spec: str, **options: Any) -> ModelAdapter:
     from posharness.base.device import resolve_device
     from posharness.base.errors import OptionError
     from posharness.contracts.model_spec import LoadOptions, parse_model_spec
-    from posharness.contracts.model_spec import load_model as load
+    from posharness.contracts.model_spec import build_adapter as load
 
     known = {f.name for f in fields(LoadOptions)}
     unknown = sorted(set(options) - known)

@@ -146,7 +146,13 @@ def prune(
     them again; results and leaderboards live elsewhere and are never touched. Entries a
     running job is writing are left alone.
     """
-    from posharness.storage.cache_admin import parse_duration, remove, scan, select, summarize
+    from posharness.storage.cache_admin import (
+        parse_duration,
+        remove,
+        scan,
+        select,
+        summarize_entries,
+    )
 
     age = parse_duration(older_than) if older_than is not None else None
     found = scan(_root(cache_dir))
@@ -159,7 +165,7 @@ def prune(
     verb = "would remove" if dry_run else "removed"
     total = sum(e.bytes for e in done)
     _say(f"{verb} {_entries(len(done))}, {_size(total)}, from {found.root}")
-    for k in summarize(done):
+    for k in summarize_entries(done):
         _say(f"  {k.kind}: {_entries(k.entries)}, {_size(k.bytes)}")
     if selection.in_use:
         _say(f"left {_entries(len(selection.in_use))} that a running job is writing")

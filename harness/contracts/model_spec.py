@@ -128,7 +128,7 @@ def parse_model_spec(text: str) -> ModelSpec:
     return ModelSpec(text, match["name"], match["arg"])
 
 
-def load_model(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
+def build_adapter(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
     from posharness.plugins import models
 
     factory: ModelFactory = models.get(spec.name)

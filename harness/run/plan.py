@@ -32,7 +32,7 @@ from posharness.contracts.adapter import (
     capability_name,
     mode_identity,
 )
-from posharness.contracts.model_spec import LoadOptions, ModelSpec, load_model, parse_model_spec
+from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
 from posharness.contracts.task import ReadsData, Task, resolve_options
 from posharness.run.cell_key import cell_identity, positional_term_identity, result_suffix
 from posharness.run.config import RunConfig
@@ -247,7 +247,7 @@ def plan(
     cells = []
     dtype = resolve_dtype(config.dtype, device)
     for spec in specs:
-        model = load_model(spec, options)
+        model = build_adapter(spec, options)
         settings_suffix = result_suffix(
             config.limit, dtype, config.train_limit, device, _named_corpus(model)
         )

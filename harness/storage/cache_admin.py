@@ -79,7 +79,7 @@ class CacheScan:
         return sum(e.bytes for e in self.entries)
 
     def by_kind(self) -> list[KindSummary]:
-        return summarize(self.entries, self.kinds)
+        return summarize_entries(self.entries, self.kinds)
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def scan(root: Path, now: float | None = None) -> CacheScan:
     return CacheScan(root, tuple(f.name for f in folders), tuple(found))
 
 
-def summarize(found: Iterable[Entry], kinds: Iterable[str] = ()) -> list[KindSummary]:
+def summarize_entries(found: Iterable[Entry], kinds: Iterable[str] = ()) -> list[KindSummary]:
     """Count, size, oldest and newest write per kind; ``kinds`` adds empty ones."""
     by_kind: dict[str, list[Entry]] = {kind: [] for kind in kinds}
     for entry in found:

@@ -9,7 +9,7 @@ import torch
 
 from posharness.compute.batching import BatchedEncoder, pad_batch
 from posharness.contracts.adapter import HIDDEN, Mode
-from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.contracts.model_spec import LoadOptions, build_adapter, parse_model_spec
 from posharness.run.config import RunConfig
 from posharness.run.runner import run
 from tests.conftest import shared_data_dir
@@ -29,7 +29,7 @@ needs_minilm = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def minilm():
-    return load_model(parse_model_spec("minilm"), LoadOptions(device="cpu"))
+    return build_adapter(parse_model_spec("minilm"), LoadOptions(device="cpu"))
 
 
 @needs_minilm
@@ -82,7 +82,7 @@ def test_batched_encoding_of_snli_premises_matches_one_at_a_time(minilm):
 
 @needs_minilm
 def test_minilm_fingerprint_is_stable_and_names_its_files(minilm):
-    again = load_model(parse_model_spec("minilm"), LoadOptions(device="cpu"))
+    again = build_adapter(parse_model_spec("minilm"), LoadOptions(device="cpu"))
     assert minilm.fingerprint() == again.fingerprint()
     assert minilm.describe()["family"] == "bert"
     assert minilm.num_layers == 6 and minilm.num_heads == 12
@@ -105,7 +105,7 @@ def _snli_premises(count: int) -> list[str]:
 def test_minilm_three_modes_on_snli_premises(tmp_path):
     premises = _snli_premises(32)
     options = LoadOptions(device="cpu", data_dir=shared_data_dir(), cache_dir=tmp_path / "c")
-    model = load_model(parse_model_spec("minilm"), options)
+    model = build_adapter(parse_model_spec("minilm"), options)
     assert "wiki.valid.tokens" in model.modes[Mode.POSITIONAL].reference_corpus
     items = model.tokenize(premises)
     batch = pad_batch(items, model.pad_token_id)

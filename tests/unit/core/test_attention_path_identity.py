@@ -106,12 +106,12 @@ def test_a_zoo_model_takes_the_choice_too(
 ) -> None:
     from posharness.contracts.adapter import Mode
     from posharness.contracts.model_spec import LoadOptions, parse_model_spec
-    from posharness.run.plan import load_model
+    from posharness.run.plan import build_adapter
 
     args = {"init": "random", "size": "tiny"}
     if attention is not None:
         args["attention"] = attention
     options = LoadOptions(device="cpu", cache_dir=tmp_path, model_args=tuple(sorted(args.items())))
-    model = load_model(parse_model_spec("tupe-r"), options)
+    model = build_adapter(parse_model_spec("tupe-r"), options)
     assert model.attention_path(Mode.POSITIONAL, frozenset()) == expected
     assert model.attention_path(Mode.BOTH, frozenset({"attentions"})) == "eager"

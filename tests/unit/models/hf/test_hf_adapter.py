@@ -8,7 +8,7 @@ import torch
 from posharness.base.errors import ModelLoadError
 from posharness.compute.batching import BatchedEncoder, pad_batch
 from posharness.contracts.adapter import ATTENTIONS, HIDDEN, Mode
-from posharness.contracts.model_spec import LoadOptions, load_model, parse_model_spec
+from posharness.contracts.model_spec import LoadOptions, build_adapter, parse_model_spec
 from posharness.models.hf.adapter import HFEncoderAdapter
 from posharness.models.hf.builders import build_hf
 from tests.conftest import write_tiny_bert
@@ -16,7 +16,7 @@ from tests.conftest import write_tiny_bert
 
 @pytest.fixture()
 def adapter(tiny_bert):
-    return load_model(parse_model_spec(f"hf:{tiny_bert}"), LoadOptions(device="cpu"))
+    return build_adapter(parse_model_spec(f"hf:{tiny_bert}"), LoadOptions(device="cpu"))
 
 
 def test_encode_matches_the_unwrapped_transformers_model(adapter, tiny_bert):
