@@ -57,6 +57,14 @@ def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | 
     if not entries:
         return None
     target = bundle_path(board)
+    write_entries(target, entries)
+    return target
+
+
+def write_entries(target: Path, entries: dict[str, Any]) -> None:
+    """The bundle's one on-disk form: sorted compact JSON in a gzip stream without a
+    timestamp or name, so the same entries give the same bytes (a committed bundle only
+    changes in git when its content does)."""
     text = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
     with (
         atomic_target(target) as tmp,
@@ -64,7 +72,6 @@ def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | 
         gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped,
     ):
         zipped.write(text)
-    return target
 
 
 def read_bundle(board: Path) -> dict[str, Any]:
@@ -80,4 +87,9 @@ def read_bundle(board: Path) -> dict[str, Any]:
             f"{path}: not a per-example bundle ({exc}): rebuild it with "
             f"`posharness leaderboard build RESULTS -o {board} --keep-examples`"
         ) from None
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise DataError(
+            f"{path}: not a per-example bundle (not a JSON object): rebuild it with "
+            f"`posharness leaderboard build RESULTS -o {board} --keep-examples`"
+        )
+    return data

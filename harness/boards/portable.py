@@ -12,7 +12,6 @@ hold every file in ``leaderboards/`` to.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import DataError
-from posharness.boards.example_bundle import bundle_path
+from posharness.boards.example_bundle import bundle_path, read_bundle, write_entries
 from posharness.boards.leaderboard import (
     NOT_SHIPPED,
     Leaderboard,
@@ -30,7 +29,6 @@ from posharness.boards.leaderboard import (
     save,
 )
 from posharness.contracts.results import is_machine_path, portable_options, portable_spec
-from posharness.storage.io import atomic_target
 
 # An absolute path anywhere in a string: ``/tmp/…`` after a space, ``=`` or ``@`` (a model
 # spec), ``~/…``, ``C:\\…``; not ``…/a/b`` (already portable) nor ``task/metric`` keys.
@@ -53,8 +51,7 @@ def rewrite(path: Path, name: str | None = None) -> Rewritten:
     entries = _rekey_bundle(path, renamed)
     save(board, path)
     left = unportable(json.loads(path.read_text(encoding="utf-8")), path.parent)
-    if bundle_path(path).exists():
-        left += unportable(_read_bundle(bundle_path(path)), path.parent)
+    left += unportable(read_bundle(path), path.parent)
     return Rewritten(sum(old != new for old, new in renamed.items()), entries, left)
 
 
@@ -120,22 +117,14 @@ def _leaves(text: str, base: Path) -> bool:
     return not (base / text).resolve().is_relative_to(base.resolve())
 
 
-def _read_bundle(path: Path) -> dict[str, Any]:
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        data = json.load(handle)
-    if not isinstance(data, dict):
-        raise DataError(f"{path}: not a per-example bundle (not a JSON object): rebuild it")
-    return data
-
-
 def _rekey_bundle(board: Path, renamed: dict[str, str]) -> int:
     """The bundle keyed by the new result names, each entry whole (fields another
-    version added included); written as ``example_bundle.write_bundle`` writes it."""
+    version added included), in the bundle's one on-disk form."""
     target = bundle_path(board)
     if not target.exists():
         return 0
     entries: dict[str, Any] = {}
-    for old, entry in _read_bundle(target).items():
+    for old, entry in read_bundle(board).items():
         new = renamed.get(old, old)
         if new in entries and entries[new] != entry:
             raise DataError(
@@ -143,11 +132,5 @@ def _rekey_bundle(board: Path, renamed: dict[str, str]) -> int:
                 "with `posharness leaderboard build … --keep-examples`"
             )
         entries[new] = entry
-    text = json.dumps(entries, sort_keys=True, separators=(",", ":")).encode()
-    with (
-        atomic_target(target) as tmp,
-        tmp.open("wb") as raw,
-        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as zipped,
-    ):
-        zipped.write(text)
+    write_entries(target, entries)
     return len(entries)
