@@ -14,7 +14,7 @@ reached with :meth:`Example.value`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -56,36 +56,40 @@ class Example(BaseModel):
 def as_examples(task: str, examples: Iterable[Example | Mapping[str, Any]]) -> list[Example]:
     """A task's examples, validated before they are written; one line naming the task and
     the first bad example otherwise."""
-    out = []
-    for position, example in enumerate(examples):
-        if isinstance(example, Example):
-            out.append(example)
-            continue
-        try:
-            out.append(Example.model_validate(dict(example)))
-        except (ValidationError, TypeError, ValueError) as exc:
-            raise TaskOutputError(
-                f"task {task!r} returned per-example output {position} without a usable "
-                f"'id' ({_reason(exc)}): every example needs a non-empty id so compare can "
-                "pair it with another model's"
-            ) from None
-    return out
+    return [
+        example
+        if isinstance(example, Example)
+        else _validated(
+            example,
+            lambda reason, n=position: TaskOutputError(
+                f"task {task!r} returned per-example output {n} without a usable 'id' "
+                f"({reason}): every example needs a non-empty id so compare can pair it "
+                "with another model's"
+            ),
+        )
+        for position, example in enumerate(examples)
+    ]
 
 
 def read_example(record: Mapping[str, Any], where: str) -> Example:
     """One example as a run wrote it; a record without an id is damage, said in one line."""
+    return _validated(
+        record,
+        lambda reason: DataError(
+            f"{where}: a per-example output without a usable 'id' ({reason}): rerun the "
+            "cell, or rebuild the bundle from its results"
+        ),
+    )
+
+
+def _validated(record: Any, error: Callable[[str], Exception]) -> Example:
     try:
         return Example.model_validate(dict(record))
     except (ValidationError, TypeError, ValueError) as exc:
-        raise DataError(
-            f"{where}: a per-example output without a usable 'id' ({_reason(exc)}): "
-            "rerun the cell, or rebuild the bundle from its results"
-        ) from None
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "record"
-        return f"{where}: {first.get('msg', 'invalid')}"
-    return str(exc)
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "record"
+            reason = f"{where}: {first.get('msg', 'invalid')}"
+        else:
+            reason = str(exc)
+        raise error(reason) from None
