@@ -5,10 +5,13 @@ a plain run imports nothing here beyond ``os`` and behaves exactly as before: it
 process, the main one, and :func:`main_decides` simply calls its argument. Under a
 launch every process plans the same grid and runs every cell, sharing the batches of
 each cell (``data_parallel.py``, the fine-tuning engine); the main process alone writes
-files (:func:`is_main_process`, checked by ``io.atomic_target``, the runner's cell locks
-and the leaderboard merge). Where processes could see the disk differently — is this cell
-finished, is this cache entry there — the main process looks and the others are told,
-so they never take different branches around a collective call and hang.
+files (:func:`is_main_process`, a role read from the environment in ``process.py`` and
+checked by ``io.atomic_target`` and the leaderboard merge). Where processes could see the
+disk differently — is this cell finished, is this cache entry there — the main process
+looks and the others are told (:func:`main_decides`), so they never take different
+branches around a collective call and hang. Those collective decisions are made at the
+executor boundary only (``run/launch.py``): storage code never imports this module (an
+import-linter contract), so a disk check added there cannot hang a launch.
 
 ``accelerate`` is imported only once a launch is detected; without it the launch fails
 in one line naming ``pip install 'posharness[accelerate]'`` (docs/data_parallel.md).
@@ -16,11 +19,18 @@ in one line naming ``pip install 'posharness[accelerate]'`` (docs/data_parallel.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from posharness.base.errors import DistributedLaunchError
+from posharness.base.process import (  # noqa: F401  (the role, re-exported for callers)
+    is_main_process,
+    launched,
+    local_rank,
+    process_device,
+    rank,
+    world_size,
+)
 
 if TYPE_CHECKING:
     from accelerate import PartialState
@@ -31,46 +41,6 @@ INSTALL_HINT = (
     "this run was started by a data-parallel launcher (WORLD_SIZE={size}), which needs "
     "accelerate: pip install 'posharness[accelerate]'"
 )
-
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
-def world_size() -> int:
-    """Processes in this launch; 1 when none is active."""
-    return max(1, _env_int("WORLD_SIZE", 1))
-
-
-def launched() -> bool:
-    """True under ``accelerate launch``/``torchrun`` with more than one process."""
-    return world_size() > 1
-
-
-def rank() -> int:
-    """This process's global rank (0 outside a launch)."""
-    return _env_int("RANK", 0) if launched() else 0
-
-
-def local_rank() -> int:
-    """This process's rank on its node: the index of the GPU it uses."""
-    return _env_int("LOCAL_RANK", 0) if launched() else 0
-
-
-def is_main_process() -> bool:
-    """The process that writes results, cache entries and leaderboards: always True
-    outside a launch, global rank 0 inside one."""
-    return rank() == 0
-
-
-def process_device(device: str) -> str:
-    """One GPU per process: plain ``cuda`` means ``cuda:LOCAL_RANK`` under a launch."""
-    if launched() and device == "cuda":
-        return f"cuda:{local_rank()}"
-    return device
 
 
 def state(device: str | None = None) -> PartialState:

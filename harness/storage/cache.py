@@ -9,10 +9,11 @@ both end with a complete file (one writer's, whole). No lock is needed: a
 reader has the old file or the new one open, never a mix, and an entry removed between
 the existence check and the read is a miss, not an error.
 
-Under a data-parallel launch the main process alone writes and removes entries, and it
-alone answers whether an entry is there (``distributed.main_decides``): every process
-then takes the same branch — read, or compute together — even while the main process is
-writing the entry the others are about to ask for.
+This is single-process code. Under a data-parallel launch the runner hands tasks a
+:class:`posharness.run.launch.SharedCache` instead, whose main process alone answers
+whether an entry is there, so every process takes the same branch — read, or compute
+together — even while the main process is writing the entry the others are about to ask
+for; writes from the other processes are discarded by ``io.atomic_target``.
 """
 
 from __future__ import annotations
@@ -21,15 +22,16 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from posharness.base.distributed import is_main_process, main_decides
 from posharness.base.errors import CacheError, OutputError
 from posharness.storage.hashing import hash_obj
 from posharness.storage.io import atomic_target
 
 if TYPE_CHECKING:
     import torch
+
+_R = TypeVar("_R")
 
 ENV_VAR = "POSHARNESS_CACHE"
 FORMAT = "posharness-cache/1"
@@ -71,36 +73,36 @@ class FeatureCache:
         assert self.root is not None
         return self.root / kind / key[:2] / f"{key}.safetensors"
 
+    def exists(self, path: Path) -> bool:
+        """Whether an entry's file is there; a launch's shared cache asks the main process."""
+        return path.exists()
+
     def load(self, key: str, kind: str) -> dict[str, torch.Tensor] | None:
-        if self.root is None:
-            return None
-        path = self.path(key, kind)
-        if not main_decides(path.exists):
-            return None
-        from safetensors import SafetensorError
         from safetensors.torch import load_file
 
-        try:
-            return load_file(path)
-        except FileNotFoundError:
-            return None  # another process removed it since the check
-        except (SafetensorError, OSError, ValueError) as exc:
-            raise CacheError(
-                f"cache file {path} is corrupt ({type(exc).__name__}): delete it (or the whole "
-                f"cache folder {self.root}) or rerun with --no-cache"
-            ) from exc
+        return self._read(key, kind, lambda path: load_file(path))
 
     def load_meta(self, key: str, kind: str) -> dict[str, Any] | None:
         """The JSON metadata saved with an entry (None when absent or caching is off)."""
-        if self.root is None or not main_decides(self.path(key, kind).exists):
-            return None
-        from safetensors import SafetensorError, safe_open
+        from safetensors import safe_open
 
-        path = self.path(key, kind)
-        try:
+        def meta(path: Path) -> dict[str, Any]:
             with safe_open(str(path), framework="pt") as handle:
                 metadata = handle.metadata() or {}
             return json.loads(metadata.get("meta", "{}"))
+
+        return self._read(key, kind, meta)
+
+    def _read(self, key: str, kind: str, read: Callable[[Path], _R]) -> _R | None:
+        if self.root is None:
+            return None
+        path = self.path(key, kind)
+        if not self.exists(path):
+            return None
+        from safetensors import SafetensorError
+
+        try:
+            return read(path)
         except FileNotFoundError:
             return None  # another process removed it since the check
         except (SafetensorError, OSError, ValueError) as exc:
@@ -111,7 +113,7 @@ class FeatureCache:
 
     def remove(self, key: str, kind: str) -> None:
         """Drop one entry, e.g. a checkpoint no result refers to any more."""
-        if self.root is not None and is_main_process():
+        if self.root is not None:
             self.path(key, kind).unlink(missing_ok=True)
 
     def save(

@@ -25,9 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from posharness.base.distributed import is_main_process
 from posharness.base.errors import DataError, OutputError
 from posharness.base.faults import kill_point
+from posharness.base.process import is_main_process
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock

@@ -187,7 +187,9 @@ def test_a_fine_tune_without_dropout_gives_the_single_process_metrics(
     assert all(torch.equal(first[name], second[name]) for name in first)  # DDP: one model
 
 
-def posharness_run(out: Path, model: Path, launcher: list[str]) -> subprocess.CompletedProcess:
+def posharness_run(
+    out: Path, model: Path, launcher: list[str], *extra: str
+) -> subprocess.CompletedProcess:
     command = [
         *launcher, "-m", "posharness", "run", "--model", f"hf:{model}", "--device", "cpu",
         "--tasks", "locality_symmetry,rte", "--data-dir", str(out / "data"),
@@ -195,10 +197,10 @@ def posharness_run(out: Path, model: Path, launcher: list[str]) -> subprocess.Co
         "--leaderboard", str(out / "board.json"), "--batch-size", "3",
         "--task-arg", "locality_symmetry.words=5", "--task-arg", "locality_symmetry.length=12",
         "--task-arg", "locality_symmetry.bootstrap=0", "--task-arg", "rte.epochs=2",
-        "--task-arg", "rte.batch_size=8", "--task-arg", "rte.bootstrap=20",
+        "--task-arg", "rte.batch_size=8", "--task-arg", "rte.bootstrap=20", *extra,
     ]  # fmt: skip
     scratch = out / "tmp"
-    scratch.mkdir(parents=True)
+    scratch.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TMPDIR": str(scratch), "OMP_NUM_THREADS": "1"}
     for name in ("WORLD_SIZE", "RANK", "LOCAL_RANK"):
         env.pop(name, None)
@@ -238,6 +240,23 @@ def test_posharness_run_under_torchrun_writes_one_set_of_files_with_the_same_met
     assert [row["scores"] for row in board["rows"]] == [row["scores"] for row in board1["rows"]]
     assert not list((launched / "tmp").rglob("posharness-*"))  # process 1's scratch is gone
     assert proc.stdout.count("done ") == 2  # one process reports the cells
+
+    # Every disk check again, now with something on disk: the finished check and the
+    # board's admission (a rerun skips both cells), then the cell locks and the cache's
+    # existence checks with entries present (--overwrite recomputes from the cache). Each
+    # is decided by the main process for all; a process that looked for itself could take
+    # another branch around a collective call, and the launch would hang (timeout).
+    written = {name: path.read_bytes() for name, path in ours.items()}
+    proc = posharness_run(launched, model, torchrun)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "0 cell(s) run, 2 already finished" in proc.stdout
+    assert {n: p.read_bytes() for n, p in files_under(launched / "results").items()} == written
+    proc = posharness_run(launched, model, torchrun, "--overwrite")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in results:
+        again = json.loads((launched / "results" / name).read_text())
+        assert again["metrics"] == json.loads(theirs[name].read_text())["metrics"], name
+    assert not list((launched / "tmp").rglob("posharness-*"))
 
 
 def test_a_process_other_than_the_main_one_writes_nothing(

@@ -118,7 +118,7 @@ def test_results_are_identical_with_and_without_the_cache(tiny_bert, tmp_path):
 
 
 def test_a_run_killed_before_writing_resumes_to_the_same_result(tiny_bert, tmp_path, monkeypatch):
-    import posharness.run.runner as runner
+    import posharness.run.cell as runner  # where a cell writes its result
 
     reference = run(config(tiny_bert, tmp_path / "reference"))
     calls = {"n": 0}
