@@ -18,7 +18,7 @@ result files, the same leaderboard merge and the same cross-mode summaries.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,10 +46,6 @@ class Evaluation:
     @property
     def ran(self) -> int:
         return sum(not c.skipped for c in self.cells)
-
-
-def _listed(value: str | Iterable[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
 
 
 def evaluate(
@@ -82,39 +78,20 @@ def evaluate(
     ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
     turns the feature cache off. ``leaderboard`` defaults to ``<output_dir>/<model>.json``.
     Bad input raises a :class:`posharness.base.errors.PosharnessError` before any work.
+    The keywords are ``posharness run``'s options (:data:`posharness.run.options.RUN_OPTIONS`,
+    where each is declared once with its help); a test keeps this signature equal to them.
     ``executor="ray"`` runs the pending cells as Ray tasks (``ray_address`` None starts a
     local cluster); cells that fail there are listed in a :class:`CellsFailed` raised after
     the leaderboard and summaries of the others are written.
     """
+    arguments = dict(locals())  # evaluate()'s keywords, first: RUN_OPTIONS checks each
     from posharness.base.distributed import is_main_process
     from posharness.base.errors import CellsFailed
     from posharness.boards.admission import admit_cells
-    from posharness.run.config import RunConfig
-    from posharness.run.plan import parse_batch_size
+    from posharness.run.options import config_from
     from posharness.run.runner import run
-    from posharness.storage.cache import default_cache_dir
 
-    config = RunConfig(
-        models=_listed(models),
-        tasks=_listed(tasks),
-        modes=_listed(modes),
-        seeds=[seeds] if isinstance(seeds, int) else list(seeds),
-        output_dir=Path(output_dir),
-        cache_dir=default_cache_dir() if cache_dir == "default" else _path(cache_dir),
-        batch_size=parse_batch_size(batch_size),
-        device=device,
-        dtype=dtype,
-        limit=limit,
-        train_limit=train_limit,
-        overwrite=overwrite,
-        task_args={t: {k: str(v) for k, v in o.items()} for t, o in (task_args or {}).items()},
-        model_args={k: str(v) for k, v in (model_args or {}).items()},
-        data_dir=_path(data_dir),
-        executor=executor,
-        ray_address=ray_address,
-        cpus_per_cell=cpus_per_cell,
-        gpus_per_cell=gpus_per_cell,
-    )
+    config = config_from(arguments)
     board_path = _path(leaderboard)
     if board_path is not None:  # found before any compute, not after it
         check_leaderboard_path(board_path)

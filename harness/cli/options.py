@@ -1,22 +1,83 @@
-"""Option decorators and parsers shared by every command, so ``run`` and a family's
-commands (``pretrain``) declare ``--model-arg``, ``--device`` and ``--include`` once."""
+"""Click options derived from declared :class:`~posharness.run.options.Option` lists, and
+the options every command shares (``--include``), so ``run``, ``pretrain`` and the
+``build-probes`` commands write no option twice."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from posharness.base.errors import OptionError
+from posharness.run.options import (
+    SAME,
+    Option,
+    parse_model_args,
+    parse_seeds,
+    parse_task_args,
+    split_commas,
+)
+
+__all__ = [
+    "click_options",
+    "from_cli",
+    "include_option",
+    "parse_model_args",
+    "parse_seeds",
+    "parse_task_args",
+    "path_option",
+    "split_commas",
+]
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
-def split_commas(values: tuple[str, ...]) -> list[str]:
-    """``("a,b", "c")`` → ``["a", "b", "c"]``: repeatable options also take lists."""
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+def click_options(options: Sequence[Option], command: str | None = None) -> Decorator:
+    """Every option (of ``command``, when given) as a click option, in declared order."""
+    chosen = [o for o in options if command is None or command in o.commands]
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(chosen):
+            function = click.option(option.cli_flag, option.name, **_click_kwargs(option))(function)
+        return function
+
+    return decorate
+
+
+def _click_kwargs(option: Option) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"help": option.help or None, "metavar": option.metavar}
+    if option.type is bool:
+        return {"is_flag": True, "help": option.help or None}
+    if option.choices:
+        kwargs["type"] = click.Choice(list(option.choices))
+    elif option.type is Path:
+        kwargs["type"] = click.Path(path_type=Path)
+    elif option.type is not str:
+        kwargs["type"] = option.type
+    if option.multiple:
+        kwargs["multiple"] = True
+    if option.required:
+        kwargs["required"] = True
+    else:
+        kwargs["default"] = option.default if option.cli_default is SAME else option.cli_default
+        kwargs["show_default"] = option.show_default
+    if option.envvar:
+        kwargs["envvar"] = option.envvar
+    return kwargs
+
+
+def from_cli(options: Sequence[Option], values: Mapping[str, Any]) -> dict[str, Any]:
+    """What click read, as the API's values: parsed, and ``None`` (not given) → default."""
+    by_name = {option.name: option for option in options}
+    api: dict[str, Any] = {}
+    for name, value in values.items():
+        option = by_name[name]
+        if value is None:
+            api[name] = option.default
+        else:
+            api[name] = option.parse(value) if option.parse else value
+    return api
 
 
 def include_option(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,55 +100,6 @@ def include_option(command: Callable[..., Any]) -> Callable[..., Any]:
         callback=load,
         help="A .py file or folder whose @register_model/@register_task entries to load.",
     )(command)
-
-
-def model_arg_option(help_text: str) -> Decorator:
-    """``--model-arg KEY=VALUE``, repeatable; the command parses it with
-    :func:`parse_model_args`."""
-    return click.option(
-        "--model-arg", "model_args", multiple=True, metavar="KEY=VALUE", help=help_text
-    )
-
-
-def device_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps"
-    )(command)
-
-
-def parse_model_args(items: tuple[str, ...]) -> dict[str, str]:
-    parsed: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise OptionError(
-                f"--model-arg {item!r}: write KEY=VALUE, e.g. absolute=positional-stream"
-            )
-        parsed[key.strip()] = value.strip()
-    return parsed
-
-
-def parse_task_args(items: tuple[str, ...]) -> dict[str, dict[str, str]]:
-    parsed: dict[str, dict[str, str]] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        task, dot, option = key.partition(".")
-        if not sep or not dot or not task or not option:
-            raise OptionError(
-                f"--task-arg {item!r}: write TASK.KEY=VALUE, e.g. toeplitz.controls=50"
-            )
-        parsed.setdefault(task.strip(), {})[option.strip()] = value.strip()
-    return parsed
-
-
-def parse_seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise OptionError(f"--seed {text!r}: give integers, e.g. 0 or 0,1,2") from None
-    if not seeds:
-        raise OptionError("--seed is empty: give at least one integer")
-    return list(dict.fromkeys(seeds))
 
 
 def path_option(*names: str, **kwargs: Any) -> Decorator:

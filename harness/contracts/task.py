@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from posharness.base.errors import OptionError
 from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MetricType
+from posharness.contracts.options import TaskOption, declared, unknown_option
 from posharness.contracts.results import Metric
 
 if TYPE_CHECKING:
@@ -36,7 +36,9 @@ class TaskSpec:
     # posharness.contracts.adapter, e.g. FineTunable); checked when the run is planned.
     requires: tuple[type, ...] = ()
     data_source: str = "synthetic"
-    defaults: Mapping[str, Any] = field(default_factory=dict)  # task options and their defaults
+    # The task's options by value, {name: default}: filled from ``options`` when they are
+    # declared; a plugin may still pass plain defaults (each read as its default's type).
+    defaults: Mapping[str, Any] = field(default_factory=dict)
     # Options this task takes from another task's ``--task-arg``s: {"snli": ("train", ...)}
     # for the word-swap probes, which train and reuse the ``snli`` classifier, so
     # ``snli.train=FILE`` reaches them in a run that names only ``shuffle_sr``.
@@ -44,6 +46,21 @@ class TaskSpec:
     # How each metric is made from the examples (posharness.contracts.metric_types): what `compare`
     # tests. A metric declared nowhere is read as a mean of continuous per-example values.
     metric_types: Mapping[str, MetricType] = field(default_factory=dict)
+    # The task's options declared with a type and a one-line help (contracts/options.py);
+    # after construction every option is here, plain defaults included.
+    options: tuple[TaskOption, ...] = ()
+
+    def __post_init__(self) -> None:
+        plain = dict(self.defaults)
+        for option in self.options:
+            if option.name in plain and plain[option.name] != option.default:
+                raise TypeError(f"task {self.name}: option {option.name} has two defaults")
+        every = declared(plain, tuple(self.options))
+        object.__setattr__(self, "options", every)
+        object.__setattr__(self, "defaults", {option.name: option.default for option in every})
+
+    def option(self, name: str) -> TaskOption | None:
+        return next((option for option in self.options if option.name == name), None)
 
 
 @dataclass
@@ -143,38 +160,12 @@ class SummarizesGroup(Protocol):
 
 
 def resolve_options(spec: TaskSpec, given: Mapping[str, str]) -> dict[str, Any]:
-    """Merge ``--task-arg TASK.KEY=VALUE`` strings into the task's typed defaults."""
+    """Merge ``--task-arg TASK.KEY=VALUE`` strings into the task's typed defaults, each read
+    as its declared type; an unknown KEY is answered with the task's options and their help."""
     options = dict(spec.defaults)
     for key, raw in given.items():
-        if key not in spec.defaults:
-            known = ", ".join(sorted(spec.defaults)) or "none"
-            raise OptionError(f"task {spec.name} has no option {key!r}: known options are {known}")
-        default = spec.defaults[key]
-        options[key] = _coerce(spec.name, key, raw, default)
+        declaration = spec.option(key)
+        if declaration is None:
+            raise unknown_option(spec.name, key, spec.options)
+        options[key] = declaration.read(spec.name, raw)
     return options
-
-
-# What a --task-arg value that does not parse should have been, in words and by example.
-_KINDS = {bool: "true or false", int: "a whole number", float: "a number"}
-_EXAMPLES = {bool: "false", int: "3", float: "0.5"}  # a default of 0 may mean "the protocol's"
-
-
-def _coerce(task: str, key: str, raw: str, default: Any) -> Any:
-    if isinstance(raw, type(default)) and not isinstance(default, bool):
-        return raw
-    try:
-        if isinstance(default, bool):
-            lowered = str(raw).lower()
-            if lowered not in {"true", "false", "1", "0", "yes", "no"}:
-                raise ValueError(raw)
-            return lowered in {"true", "1", "yes"}
-        if isinstance(default, int):
-            return int(raw)
-        if isinstance(default, float):
-            return float(raw)
-    except ValueError:
-        raise OptionError(
-            f"--task-arg {task}.{key}={raw}: expected {_KINDS[type(default)]}, "
-            f"e.g. {task}.{key}={_EXAMPLES[type(default)]}"
-        ) from None
-    return str(raw)

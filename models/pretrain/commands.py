@@ -5,104 +5,86 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from posharness.base.errors import DataError, OptionError
 from posharness.cli.console import err_console
-from posharness.cli.options import device_option, include_option, model_arg_option, parse_model_args
+from posharness.cli.options import click_options, from_cli, include_option
+from posharness.run.options import Option, parse_model_args
+
+# posharness pretrain's options, declared once (posharness.run.options.Option): the click
+# options come from this list, and those named like PretrainSettings fields fill it.
+PRETRAIN_OPTIONS: tuple[Option, ...] = (
+    Option("name", None, "A zoo scheme, e.g. tupe-r.", flag="--model", metavar="NAME",
+           required=True),
+    Option("size", "mini", "tiny, mini, small or base.", show_default=True),
+    Option("corpus", None, "Plain text or WikiExtractor output (a file or a folder).", Path,
+           required=True),
+    Option("steps", None, "Optimizer steps.", int, required=True),
+    Option("out", None, "Run folder (resumable) [default: NAME-SIZE in the runs folder, "
+           "$POSHARNESS_RUNS or the user data folder, where --model NAME finds it].", Path),
+    Option("tokenizer", None, "An existing WordPiece tokenizer [default: train one on the "
+           "corpus].", metavar="DIR|HUB_ID"),
+    Option("vocab_size", 30522, "Pieces when training one.", int, show_default=True),
+    Option("batch_size", 32, type=int, show_default=True),
+    Option("block_size", 128, "Tokens per sequence.", int, show_default=True),
+    Option("learning_rate", 5e-4, type=float, show_default=True),
+    Option("warmup_ratio", 0.06, type=float, show_default=True),
+    Option("seed", 0, type=int, show_default=True),
+    Option("save_every", 500, "Checkpoint interval.", int, show_default=True),
+    Option("device", "auto", metavar="auto|cpu|cuda[:i]|mps", show_default=True),
+    Option("bf16", False, "bfloat16 autocast (CUDA).", bool),
+    Option("model_args", None, "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or "
+           "locality=0.3 symmetry=0.8 for bert-a-star; repeatable.", flag="--model-arg",
+           metavar="KEY=VALUE", multiple=True, parse=parse_model_args),
+)  # fmt: skip
 
 
 @click.command()
-@click.option("--model", "name", required=True, metavar="NAME", help="A zoo scheme, e.g. tupe-r.")
-@click.option("--size", default="mini", show_default=True, help="tiny, mini, small or base.")
-@click.option(
-    "--corpus",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="Plain text or WikiExtractor output (a file or a folder).",
-)
-@click.option("--steps", type=int, required=True, help="Optimizer steps.")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Run folder (resumable) [default: NAME-SIZE in the runs folder, $POSHARNESS_RUNS or "
-    "the user data folder, where --model NAME finds it].",
-)
-@click.option(
-    "--tokenizer",
-    default=None,
-    metavar="DIR|HUB_ID",
-    help="An existing WordPiece tokenizer [default: train one on the corpus].",
-)
-@click.option("--vocab-size", default=30522, show_default=True, help="Pieces when training one.")
-@click.option("--batch-size", default=32, show_default=True)
-@click.option("--block-size", default=128, show_default=True, help="Tokens per sequence.")
-@click.option("--learning-rate", default=5e-4, show_default=True)
-@click.option("--warmup-ratio", default=0.06, show_default=True)
-@click.option("--seed", default=0, show_default=True)
-@click.option("--save-every", default=500, show_default=True, help="Checkpoint interval.")
-@device_option
-@click.option("--bf16", is_flag=True, help="bfloat16 autocast (CUDA).")
-@model_arg_option(
-    "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or locality=0.3 "
-    "symmetry=0.8 for bert-a-star; repeatable."
-)
+@click_options(PRETRAIN_OPTIONS)
 @include_option
-def pretrain(
-    name: str,
-    size: str,
-    corpus: Path,
-    steps: int,
-    out: Path | None,
-    tokenizer: str | None,
-    vocab_size: int,
-    batch_size: int,
-    block_size: int,
-    learning_rate: float,
-    warmup_ratio: float,
-    seed: int,
-    save_every: int,
-    device: str,
-    bf16: bool,
-    model_args: tuple[str, ...],
-) -> None:
+def pretrain(**values: Any) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
+    from dataclasses import fields
+
     from posharness.base.device import resolve_device
     from posharness.cli.console import console
     from posharness.models.pretrain.loop import PretrainSettings
     from posharness.models.pretrain.workflow import pretrain_scheme
     from posharness.models.zoo.encoder.options import pe_options
 
-    options = pe_options(name, parse_model_args(model_args))
-    device = resolve_device(device)
-    if bf16 and not device.startswith("cuda"):
+    values = from_cli(PRETRAIN_OPTIONS, values)
+    name, size, out = values["name"], values["size"], values["out"]
+    options = pe_options(name, values["model_args"] or {})
+    values["device"] = device = resolve_device(values["device"])
+    if values["bf16"] and not device.startswith("cuda"):
         raise OptionError(
             f"--bf16 is bfloat16 autocast on CUDA; the device here is {device}: drop --bf16"
         )
-    settings = PretrainSettings(
-        steps=steps,
-        batch_size=batch_size,
-        block_size=block_size,
-        learning_rate=learning_rate,
-        warmup_ratio=warmup_ratio,
-        seed=seed,
-        save_every=save_every,
-        device=device,
-        bf16=bf16,
-    )
+    recipe = {f.name for f in fields(PretrainSettings)}
+    settings = PretrainSettings(**{k: v for k, v in values.items() if k in recipe})
 
     if out is None:
         from posharness.models.zoo.checkpoints import default_run_folder
 
         out = default_run_folder(name, size)
         err_console().print(f"run folder: {out}")
-    bar, report, phase = pretraining_bar(f"{name} ({size})", steps)
+    bar, report, phase = pretraining_bar(f"{name} ({size})", settings.steps)
     with bar:
         outcome = pretrain_scheme(
-            name, size, corpus, out, settings, tokenizer, vocab_size, report, options, phase
+            name,
+            size,
+            values["corpus"],
+            out,
+            settings,
+            values["tokenizer"],
+            values["vocab_size"],
+            report,
+            options,
+            phase,
         )
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
