@@ -104,12 +104,13 @@ def build_probes() -> None:
 def _add_core_commands() -> None:
     from posharness.cli.cache import cache
     from posharness.cli.compare import compare
+    from posharness.cli.describe import describe
     from posharness.cli.leaderboard import leaderboard
     from posharness.cli.listing import list_command
     from posharness.cli.report import report
     from posharness.cli.run import run
 
-    for command in (run, list_command, leaderboard, compare, report, cache):
+    for command in (run, list_command, describe, leaderboard, compare, report, cache):
         cli.add_command(command)
 
 

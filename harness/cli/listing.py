@@ -58,6 +58,8 @@ class ListedTask:
     main_metric: str
     groups: tuple[str, ...]
     implementation: str
+    # {name, type, default, help} per option, as --task-arg TASK.NAME=VALUE takes them
+    options: tuple[dict[str, Any], ...] = ()
 
     def row(self) -> tuple[str, ...]:
         return (self.name, self.family, self.description, _origin(self.origin, self.source))
@@ -137,7 +139,7 @@ def build_listing(what: str) -> Listing:
         listed_groups = tuple(ListedGroup(name, members) for name, members in groups.items())
         return Listing(listed_groups, ListedGroup.COLUMNS)
     listed_tasks = tuple(
-        _listed_task(entry.name, entry.obj, entry.origin, entry.source, groups)
+        listed_task(entry.name, entry.obj, entry.origin, entry.source, groups)
         for entry in tasks.entries()
     )
     notes = tuple((name, ", ".join(members)) for name, members in groups.items())
@@ -157,7 +159,7 @@ def _listed_model(name: str, obj: Any, origin: str, source: str) -> ListedModel:
     return ListedModel(name, "model", ("both",), description, origin, source, _qualified(obj))
 
 
-def _listed_task(
+def listed_task(
     name: str, obj: Any, origin: str, source: str, groups: dict[str, tuple[str, ...]]
 ) -> ListedTask:
     task = obj()
@@ -172,6 +174,7 @@ def _listed_task(
         main_metric=spec.main_metric,
         groups=tuple(group for group, members in groups.items() if name in members),
         implementation=_qualified(type(task)),
+        options=tuple(option.describe() for option in spec.options),
     )
 
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from posharness.base.errors import DataError, OptionError
 from posharness.contracts.adapter import ATTENTIONS, ModelAdapter
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 
 DEFAULT_TREEBANK = Path("ud_english_ewt") / "en_ewt-ud-test.conllu"
@@ -48,18 +49,18 @@ HEADLINE = (
     "all_words",
     "baseline_macro",
 )
-OPTIONS: dict[str, Any] = {
-    "treebank": "",
-    "text": "",
-    "spacy_model": "en_core_web_sm",
-    "select_treebank": "",
-    "from_word": "mean",
-    "relations": "collapsed",
-    "top": 20,
-    "short_distance": 4.0,
-    "max_length": 0,
-    "figures": True,
-}
+OPTIONS: tuple[TaskOption, ...] = (
+    TaskOption("treebank", "", "CoNLL-U file to score [default: EWT test under --data-dir]."),
+    TaskOption("text", "", "Raw text to parse instead (one document per line)."),
+    TaskOption("spacy_model", "en_core_web_sm", "spaCy pipeline (name or folder) for text."),
+    TaskOption("select_treebank", "", "CoNLL-U file on which heads are picked (held out)."),
+    TaskOption("from_word", "mean", "Attention from a split word: mean or first piece row."),
+    TaskOption("relations", "collapsed", "Label set of the table: collapsed or full."),
+    TaskOption("top", 20, "Relations in the table, most frequent first; 0 = every relation."),
+    TaskOption("short_distance", 4.0, "Mean distance (words) at or below which it is short."),
+    TaskOption("max_length", 0, "Longest input in pieces; 0 = the model's limit."),
+    TaskOption("figures", True, "Draw the accuracy-by-distance figure."),
+)
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class DepHeads:
         headline_metrics=HEADLINE,
         needs=frozenset({ATTENTIONS}),
         data_source="UD English EWT test (CoNLL-U) or spaCy-parsed text",
-        defaults=OPTIONS,
+        options=OPTIONS,
     )
 
     def data_identity(self, options: dict[str, Any], data_dir: Path | None) -> dict[str, Any]:

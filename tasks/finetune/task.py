@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import FineTunable
 from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.finetune.data.locate import DATASETS
 from posharness.tasks.finetune.profiles import PROFILES, Profile
@@ -38,23 +39,23 @@ CHECKPOINT_CHOICES = ("selected", "all", "none")
 EVAL_BATCH = {"cpu": 64, "cuda": 256, "mps": 128}
 
 
-def _defaults(profile: Profile) -> dict[str, Any]:
-    defaults: dict[str, Any] = {
-        "protocol": "quick",
-        "learning_rate": 0.0,
-        "epochs": 0,
-        "batch_size": 0,
-        "seeds": 0,
-        "max_length": 128,
-        "path": "",
-        "keep_checkpoints": "selected",
-        "bootstrap": 1000,
-    }
+def _options(profile: Profile) -> tuple[TaskOption, ...]:
+    declared = [
+        TaskOption("protocol", "quick", "Training recipe: quick, chen2023 or tupe2021."),
+        TaskOption("learning_rate", 0.0, "Learning rate; 0 = the protocol's."),
+        TaskOption("epochs", 0, "Training epochs; 0 = the protocol's."),
+        TaskOption("batch_size", 0, "Training batch size; 0 = the protocol's."),
+        TaskOption("seeds", 0, "Training seeds per learning rate; 0 = the protocol's."),
+        TaskOption("max_length", 128, "Longest input in pieces (8-4096)."),
+        TaskOption("path", "", "Folder of the dataset's files [default: under --data-dir]."),
+        TaskOption("keep_checkpoints", "selected", "Fine-tuned weights kept: selected, all, none."),
+        TaskOption("bootstrap", 1000, "Resamples for the intervals; 0 = no intervals."),
+    ]
     if profile.folds:
-        defaults["folds"] = profile.folds
-    for split in DATASETS[profile.name].splits:
-        defaults[split] = ""  # a file for this split, overriding the folder layout
-    return defaults
+        declared.append(TaskOption("folds", profile.folds, "Cross-validation folds (at least 3)."))
+    for split in DATASETS[profile.name].splits:  # a file for this split, overriding the folder
+        declared.append(TaskOption(split, "", f"File of the {split} split [default: in path]."))
+    return tuple(declared)
 
 
 class FineTuneTask:
@@ -358,7 +359,7 @@ def task_spec(profile: Profile) -> TaskSpec:
         needs=frozenset(),
         requires=(FineTunable,),
         data_source=f"{dataset.title} ({dataset.folder})",
-        defaults=_defaults(profile),
+        options=_options(profile),
         # accuracy is a mean of per-example correctness (McNemar); F1, Matthews and the
         # correlations are computed on every prediction at once (paired bootstrap)
         metric_types={

@@ -16,11 +16,17 @@ import numpy as np
 
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import ATTENTIONS, ModelAdapter, TokenizedText, mode_identity
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext
 from posharness.storage.hashing import hash_obj
 
 CACHE_KIND = "identical-word-attention"
-PROBE_OPTIONS = {"words": 100, "length": 128}
+# Both geometry tasks take these; the same words, length and --seed share one probe pass.
+PROBE_OPTIONS = (
+    TaskOption("words", 100, "Probe words, drawn from the model's vocabulary."),
+    TaskOption("length", 128, "Tokens per probe sequence, special tokens included."),
+)
+FIGURES = TaskOption("figures", True, "Write the PNG heatmaps.")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,10 @@ import numpy as np
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MEAN_CONTINUOUS, OF_EXAMPLES, PER_CELL, MetricType
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
+    FIGURES,
     PROBE_OPTIONS,
     probe_attention,
     probe_from_options,
@@ -116,8 +118,12 @@ class LocalitySymmetry:
         + ("positional_term_locality", "positional_term_symmetry"),
         needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="identical-word probe (random whole words from the model's vocabulary)",
-        # paired_replicates: common resamples kept for `compare` (0: none kept)
-        defaults={**PROBE_OPTIONS, "bootstrap": 200, "paired_replicates": 1000, "figures": True},
+        options=(
+            *PROBE_OPTIONS,
+            TaskOption("bootstrap", 200, "Resamples of the words for the intervals (0, 1: none)."),
+            TaskOption("paired_replicates", 1000, "Common resamples kept for compare (0: none)."),
+            FIGURES,
+        ),
         metric_types=metric_types(),
     )
 

@@ -25,8 +25,10 @@ from typing import Any
 import numpy as np
 
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.tasks.geometry.identical_word import (
+    FIGURES,
     PROBE_OPTIONS,
     probe_attention,
     probe_from_options,
@@ -67,7 +69,11 @@ class Toeplitz:
         ),
         needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="position table + identical-word probe",
-        defaults={**PROBE_OPTIONS, "controls": 20, "figures": True},
+        options=(
+            *PROBE_OPTIONS,
+            TaskOption("controls", 20, "Permutations in the shuffled control."),
+            FIGURES,
+        ),
     )
 
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:

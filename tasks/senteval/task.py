@@ -29,6 +29,7 @@ import numpy as np
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import HIDDEN, mode_identity
 from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.senteval.catalog import BY_NAME, ProbingTask
 
@@ -40,14 +41,15 @@ if TYPE_CHECKING:
 VERSION = "2"  # 2: SentEval's early stopping (count never reset) and rounded dev choice
 STORE_KIND = "sentence-features"
 LIMIT_SEED = 20180715  # which examples --limit / --train-limit keep (fixed across models)
-DEFAULTS: dict[str, Any] = {
-    "probes": "",
-    "pooling": "mean",
-    "classifier": "auto",
-    "search": "full",
-    "tenacity_reset": False,  # True: an improvement resets early stopping's count
-    "control": True,
-}
+OPTIONS: tuple[TaskOption, ...] = (
+    TaskOption("probes", "", "Probing folder or file [default: senteval/probing in --data-dir]."),
+    TaskOption("pooling", "mean", "Sentence vector: mean of the words' states, or cls."),
+    TaskOption("classifier", "auto", "auto (SentEval's: logreg for WC, else MLP), mlp or logreg."),
+    TaskOption("search", "full", "Configuration search: full grid, or halving."),
+    TaskOption("tenacity_reset", False, "An improvement resets early stopping's count."),
+    TaskOption("control", True, "Train the label-shuffled control (control_accuracy)."),
+)
+DEFAULTS: dict[str, Any] = {option.name: option.default for option in OPTIONS}
 
 
 class ProbingTaskRunner:
@@ -193,7 +195,7 @@ def task_spec(task: ProbingTask) -> TaskSpec:
         headline_metrics=("accuracy", "best_layer", "control_accuracy"),
         needs=frozenset({HIDDEN}),
         data_source="SentEval probing files (senteval/probing) or build-probes senteval",
-        defaults=dict(DEFAULTS),
+        options=OPTIONS,
         # test accuracy at the layer picked on dev: a mean of per-sentence correctness;
         # selectivity is a difference of two classifiers' accuracies, the rest are one
         # number per cell

@@ -27,6 +27,7 @@ import numpy as np
 from posharness.base.errors import DataError, OptionError, PlanProblems, PosharnessError
 from posharness.contracts.adapter import FineTunable
 from posharness.contracts.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
+from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.tasks.shuffle.probes import RULES
 
@@ -56,17 +57,19 @@ TITLES = {
 _BUILDS: dict[tuple[Any, ...], Any] = {}
 
 
-def _defaults() -> dict[str, Any]:
+def _options() -> tuple[TaskOption, ...]:
+    """The probe's own options, then the ``snli`` classifier's training options it takes
+    (declared there, help included)."""
     from posharness.tasks.finetune.task import fine_tune_task
 
-    snli = fine_tune_task("snli").spec.defaults
-    return {
-        "probes": "",
-        "source": "",
-        "probe_seed": 0,
-        "bootstrap": 1000,
-        **{key: snli[key] for key in SNLI_OPTIONS},
-    }
+    snli = fine_tune_task("snli").spec
+    return (
+        TaskOption("probes", "", "Folder from build-probes shuffle (or one probe file)."),
+        TaskOption("source", "", "SNLI jsonl to build from [default: SNLI test in --data-dir]."),
+        TaskOption("probe_seed", 0, "Seed of the shuffles when building on the fly."),
+        TaskOption("bootstrap", 1000, "Paired bootstrap replicates."),
+        *(snli.option(key) for key in SNLI_OPTIONS),
+    )
 
 
 class ShuffleTask:
@@ -254,7 +257,7 @@ def task_spec(probe: str) -> TaskSpec:
         needs=frozenset(),
         requires=(FineTunable,),  # the probes are scored by a fine-tuned SNLI classifier
         data_source="SNLI 1.0 test with parses (snli/snli_1.0)",
-        defaults=_defaults(),
+        options=_options(),
         borrows={"snli": tuple(SNLI_OPTIONS)},
         # accuracies are means of per-pair correctness; delta a mean of per-pair changes in
         # {-1, 0, +1}; the p-value and the flip counts are one number per cell

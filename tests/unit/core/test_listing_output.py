@@ -203,6 +203,7 @@ KEYS = {
         "main_metric",
         "groups",
         "implementation",
+        "options",
     ],
     "groups": ["name", "members"],
 }
@@ -239,6 +240,36 @@ def test_json_tasks_name_their_groups_and_groups_their_tasks(capsys):
         assert record["groups"] == expected
         if record["origin"] == "built-in":
             assert record["implementation"].startswith("posharness.tasks."), record
+
+
+def test_json_tasks_carry_their_declared_options_with_help(capsys):
+    records = json.loads(list_output(capsys, "tasks", "--format", "json"))
+
+    for record in records:
+        spec = tasks.get(record["name"])().spec
+        assert [o["name"] for o in record["options"]] == list(spec.defaults), record["name"]
+        for option in record["options"]:
+            assert list(option) == ["name", "type", "default", "help"]
+            assert option["default"] == spec.defaults[option["name"]]
+            assert option["help"], (record["name"], option["name"])  # built-ins document all
+
+
+def test_describe_shows_a_task_its_metrics_data_and_options(capsys):
+    assert cli("describe", "toeplitz") == 0
+    text = capsys.readouterr().out
+    assert text.startswith("toeplitz: ") and "version     2" in text
+    assert "options (--task-arg toeplitz.KEY=VALUE):" in text
+    assert re.search(r"controls +int +20 +Permutations in the shuffled control\.", text)
+
+    assert cli("describe", "toeplitz", "--format", "json") == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["main_metric"] == "attention_r2" and record["groups"] == ["geometry"]
+    assert {"data_source", "headline_metrics", "options"} <= set(record)
+
+
+def test_describe_an_unknown_task_is_one_line_with_close_matches(capsys):
+    assert cli("describe", "toeplits") == 2
+    assert "toeplitz" in one_line_error(capsys)
 
 
 # -- bad input ----------------------------------------------------------------------------

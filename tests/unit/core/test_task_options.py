@@ -1,4 +1,4 @@
-"""``--task-arg`` values are read as the type of the option's default; a value that does
+"""``--task-arg`` values are read as the option's declared type (its default's); a value that does
 not parse says what was expected, with an example, in words a user can act on."""
 
 from __future__ import annotations
@@ -34,3 +34,14 @@ def test_a_value_that_does_not_parse_names_what_was_expected(key, raw, message):
         resolve_options(SPEC, {key: raw})
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def test_an_unknown_key_lists_the_tasks_real_options_with_their_help():
+    from posharness.api import get_task
+
+    with pytest.raises(OptionError) as caught:
+        resolve_options(get_task("toeplitz").spec, {"control": "5"})
+    message = str(caught.value)
+    assert message.startswith("task toeplitz has no option 'control': known options are ")
+    assert "controls (int, default 20: Permutations in the shuffled control.)" in message
+    assert "words (int, default 100: " in message and "\n" not in message
