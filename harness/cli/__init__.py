@@ -1,15 +1,18 @@
 """The ``posharness`` command line: one module per command, a thin shell over the API.
 
-The core's commands (``run``, ``list``, ``leaderboard``, ``compare``, the ``build-probes``
-group) live beside this file. Families contribute their own commands through the entry
-point group ``posharness.commands`` — a name (``pretrain``) or ``GROUP.NAME``
+The core's commands live beside this file: ``run``, ``list``, ``describe``,
+``leaderboard``, ``compare``, ``report``, ``cache`` and the ``build-probes`` group (whose
+subcommands come from families). Families contribute their own commands (``pretrain``,
+``loss-curves``, ``build-probes shuffle``) through the entry point group
+``posharness.commands`` — a name (``pretrain``) or ``GROUP.NAME``
 (``build-probes.shuffle``) pointing at a click command — so a plugin adds a command the
 same way it adds a task, and the core imports no family. Entry points are read only when
-a command is looked up or listed.
+a command is looked up or listed (docs/contributing/add-a-command.md).
 
 Every user-facing failure is a :class:`PosharnessError`; it is caught here once and printed
-as one line on stderr with exit code 2. Heavy libraries are imported inside commands, so
-``--help`` and bad-input errors answer at once.
+on stderr (one line; a plan's problems one line each) with the error's exit code (2, or 1
+when cells failed while the rest of the run went ahead). Heavy libraries are imported
+inside commands, so ``--help`` and bad-input errors answer at once.
 """
 
 from __future__ import annotations
