@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
-from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused
+from posharness.models.decompose.mode_split import Definition, Reference
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class StreamSplitter:
         return Fused(*stream.positional_qk(query.shape[-2], key.shape[-2], query))
 
 
-class AbsoluteFamily:
+class AbsoluteSplit:
     name = "learned absolute (input-added)"
     option = "absolute"
     definitions = (TISA_MEAN_WORD, POSITIONAL_STREAM, MEAN_WORD_STREAM)

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 from posharness.base.errors import OptionError, PosharnessError
 from posharness.contracts.adapter import Mode, ModeSupport
 from posharness.models.decompose.core import register_attention_function, set_modes, set_paths
-from posharness.models.decompose.family import Definition, Family, Reference, definition_named
+from posharness.models.decompose.mode_split import (
+    Definition,
+    ModeSplit,
+    Reference,
+    definition_named,
+)
 from posharness.models.decompose.paths import ATTENTION_KEY, AUTO, EAGER, resolve_path
 from posharness.models.decompose.reference import (
     DEFAULT_SEQUENCES,
@@ -42,7 +47,7 @@ class ReferenceLayout:
         return f"{self.corpus.label}, {self.sequences}x{self.length} tokens"
 
 
-def known_model_args(family: Family) -> tuple[str, ...]:
+def known_model_args(family: ModeSplit) -> tuple[str, ...]:
     return (family.option, *REFERENCE_KEYS)
 
 
@@ -62,7 +67,7 @@ class Decomposition:
 
     def __init__(
         self,
-        family: Family,
+        family: ModeSplit,
         args: Mapping[str, str],
         data_dir: Path | None,
         max_length: int,

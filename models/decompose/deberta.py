@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
-from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
+from posharness.models.decompose.mode_split import Definition, Reference
 
 if TYPE_CHECKING:
     import torch
@@ -265,7 +265,7 @@ def _mean_query_key(module: Any, mean_input: torch.Tensor) -> tuple[torch.Tensor
     return query, key  # [H, 1, d]
 
 
-class DebertaFamily:
+class DebertaSplit:
     name = "DeBERTa disentangled relative attention"
     option = "deberta"
     definitions = (

@@ -12,11 +12,11 @@ from posharness.models.decompose.core import (
     Split,
     matmul_scores,
 )
-from posharness.models.decompose.family import Definition
 from posharness.models.decompose.fused import Fused
+from posharness.models.decompose.mode_split import Definition
 from posharness.models.decompose.rope import (
     MeanQueryKey,
-    RotaryFamily,
+    RotarySplit,
     Rotate,
     mean_qk_delta,
     on_device_of,
@@ -98,7 +98,7 @@ class ModernBertSplitter:
         return Fused(*rotated_means(means, self._rotate(module), query.shape[-2]))
 
 
-class ModernBertFamily(RotaryFamily):
+class ModernBertSplit(RotarySplit):
     name = "rotary (ModernBERT: rotate-half, global and sliding-window layers)"
     uses_attention_interface = True
 

@@ -27,8 +27,8 @@ from posharness.models.decompose.core import (
     module_mode,
     runs_fused,
 )
-from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
+from posharness.models.decompose.mode_split import Definition, Reference
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _three_mode_forward(
     return (output, weights) if output_attentions else (output,)
 
 
-class MPNetFamily:
+class MPNetSplit:
     """gamma/delta for MPNet; the bias is always delta, the absolute PE optionally too."""
 
     name = "MPNet (learned absolute input + bucketed relative bias)"

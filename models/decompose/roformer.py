@@ -17,11 +17,11 @@ from posharness.models.decompose.core import (
     module_mode,
     runs_fused,
 )
-from posharness.models.decompose.family import Definition
 from posharness.models.decompose.fused import Fused, fused_attend
+from posharness.models.decompose.mode_split import Definition
 from posharness.models.decompose.rope import (
     MeanQueryKey,
-    RotaryFamily,
+    RotarySplit,
     Rotate,
     as_float,
     mean_qk_delta,
@@ -124,7 +124,7 @@ def _fused(
     return Fused(*rotated_means(means, rotate, query.shape[-2]))
 
 
-class RoFormerFamily(RotaryFamily):
+class RoFormerSplit(RotarySplit):
     name = "rotary (RoFormer: interleaved pairs)"
     uses_attention_interface = False
 

@@ -22,7 +22,7 @@ one theta per layer type (global layers 160k, local sliding-window layers 10k) a
 ``apply_rotary_position_embeddings``. ModernBERT's sliding-window mask is built by the
 model before any layer runs and added after the scores are chosen, so local layers stay
 local in every mode. So that softmax(positional_scores) stays the positional-mode
-attention at any length, :meth:`ModernBertFamily.positional_scores` folds that window in
+attention at any length, :meth:`ModernBertSplit.positional_scores` folds that window in
 (float32's minimum outside it); ``rotary_scores`` gives the unmasked table.
 """
 
@@ -37,7 +37,7 @@ from posharness.models.decompose.core import (
     Split,
     matmul_scores,
 )
-from posharness.models.decompose.family import Definition, Reference
+from posharness.models.decompose.mode_split import Definition, Reference
 
 if TYPE_CHECKING:
     import torch
@@ -159,7 +159,7 @@ def as_float(bias: Any) -> Any:
     return None if bias is None else bias.detach().float()
 
 
-class RotaryFamily:
+class RotarySplit:
     """What the two rotary families share: the mean-qk definition, where the base model
     is, and installing each attention module's mode code once."""
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import SPLITTER_ATTR, Split, matmul_scores
-from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, without_gamma
+from posharness.models.decompose.mode_split import Definition, Reference
 
 if TYPE_CHECKING:
     import torch
@@ -45,7 +45,7 @@ class BucketBiasSplitter:
         return Fused(query, key, bias)
 
 
-class T5Family:
+class T5Split:
     name = "T5 bucketed relative bias"
     option = "t5"
     definitions = (

@@ -10,7 +10,7 @@ with u = ``r_w_bias``, v = ``r_r_bias``, s = ``r_s_bias``, W_R = the module's ``
 projection, r_(i-j) the sinusoidal relative encodings the model builds once per forward
 (``relative_positional_encoding``, which honours ``clamp_len`` and ``bi_data``) and e the
 two ``seg_embed`` rows (same / different segment). XLNet does not go through
-transformers' ``AttentionInterface``, so :class:`XLNetFamily` rebinds each
+transformers' ``AttentionInterface``, so :class:`XLNetSplit` rebinds each
 ``XLNetRelativeAttention`` instance's ``rel_attn_core`` and picks the logits there.
 
 Layout. The model keeps activations time-first (``q_head`` is [qlen, bsz, H, d], the
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
-from posharness.models.decompose.family import Definition, Reference
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
+from posharness.models.decompose.mode_split import Definition, Reference
 
 if TYPE_CHECKING:
     import torch
@@ -188,7 +188,7 @@ def _rel_attn_core(
     return attn_vec
 
 
-class XLNetFamily:
+class XLNetSplit:
     """XLNet's relative attention; both definitions are exact and need no corpus.
 
     ``code-grouping`` (default) takes the code's three einsums as they stand. Its delta,

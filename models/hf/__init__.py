@@ -7,7 +7,7 @@ transformers) are imported when a name is first loaded.
 from __future__ import annotations
 
 from posharness.contracts.model_spec import ModelEntry
-from posharness.models.decompose.families import supported_model_types
+from posharness.models.decompose.split_table import supported_model_types
 from posharness.plugins import models
 
 models.add(

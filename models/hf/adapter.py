@@ -1,6 +1,6 @@
 """Hugging Face encoders behind the ``ModelAdapter`` protocol (``hf:<hub id or folder>``).
 
-The model is loaded with eager attention. For the families in ``decompose/families.py``
+The model is loaded with eager attention. For the families in ``decompose/split_table.py``
 the same loaded model also runs in modes ``contextual`` and ``positional``
 (``decompose/``); the family's definition options and reference corpus arrive as
 ``--model-arg KEY=VALUE``. Their attention runs through torch's fused SDPA whenever a
@@ -31,7 +31,6 @@ from posharness.contracts.adapter import (
 )
 from posharness.contracts.model_spec import LoadOptions
 from posharness.models.decompose.controller import Decomposition, ReferenceLayout
-from posharness.models.decompose.families import family_for, supported_model_types
 from posharness.models.decompose.paths import (
     ATTENTION_KEY,
     AUTO,
@@ -39,6 +38,7 @@ from posharness.models.decompose.paths import (
     attention_choice,
     resolve_path,
 )
+from posharness.models.decompose.split_table import split_for, supported_model_types
 from posharness.models.hf.cards import pe_card_for
 from posharness.models.hf.checkpoint import checkpoint_fingerprint, load_encoder
 from posharness.models.hf.vocabulary import whole_word_vocabulary
@@ -65,7 +65,7 @@ class HFEncoderAdapter:
     only the fingerprint to know) to a fraction of a second.
     """
 
-    # A model type outside decompose/families.py runs eager; a subclass whose model fuses
+    # A model type outside decompose/split_table.py runs eager; a subclass whose model fuses
     # every mode itself (the native zoo) says so here.
     fuses_every_mode = False
 
@@ -99,7 +99,7 @@ class HFEncoderAdapter:
 
     def _decomposition(self, options: LoadOptions) -> Decomposition | None:
         model_type = str(self.config_dict.get("model_type", "unknown"))
-        family = family_for(model_type)
+        family = split_for(model_type)
         args = {k: v for k, v in options.model_args if k != ATTENTION_KEY}
         if family is None:
             if args:

@@ -16,7 +16,7 @@ from posharness.contracts.adapter import Mode
 
 if TYPE_CHECKING:
     from posharness.models.decompose.controller import ReferenceLayout
-    from posharness.models.decompose.family import Family, Reference
+    from posharness.models.decompose.mode_split import ModeSplit, Reference
     from posharness.models.hf.adapter import HFEncoderAdapter
 
 REFERENCE_KIND = "reference-attention-inputs"  # the cache kind of the means
@@ -25,7 +25,7 @@ REFERENCE_BATCH = 8  # packed sequences per forward
 
 def mean_inputs_over_corpus(
     adapter: HFEncoderAdapter,
-    family: Family,
+    family: ModeSplit,
     layout: ReferenceLayout,
     progress: Callable[[str, int], Callable[[int], None]] | None,
 ) -> Reference:
@@ -33,7 +33,7 @@ def mean_inputs_over_corpus(
     the model's device; ``progress`` shows the pass (``ShowsProgress``)."""
     import torch
 
-    from posharness.models.decompose.family import Reference
+    from posharness.models.decompose.mode_split import Reference
     from posharness.models.decompose.reference import mean_attention_inputs, pack_sequences
     from posharness.storage.cache import FeatureCache
 

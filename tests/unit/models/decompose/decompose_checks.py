@@ -22,7 +22,7 @@ import torch
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR, set_modes
-from posharness.models.decompose.family import Definition, Family, Reference
+from posharness.models.decompose.mode_split import Definition, ModeSplit, Reference
 from posharness.models.decompose.reference import mean_attention_inputs
 
 RunFn = Callable[[Any, torch.Tensor, torch.Tensor], tuple[list[torch.Tensor], list[torch.Tensor]]]
@@ -49,14 +49,14 @@ def batch(vocab: int, length: int = 9, pad: bool = True, seed: int = 0, left_pad
     return ids, mask
 
 
-def random_reference(model: Any, family: Family, vocab: int, length: int = 16) -> Reference:
+def random_reference(model: Any, family: ModeSplit, vocab: int, length: int = 16) -> Reference:
     sequences = torch.randint(5, vocab, (6, length), generator=torch.Generator().manual_seed(1))
     inputs = mean_attention_inputs(model, family.query_inputs(model), sequences, batch_size=3)
     return Reference(inputs=inputs, description="random ids", corpus_hash="0" * 64)
 
 
 def installed(
-    model: Any, family: Family, definition: Definition, reference_vocab: int | None = None
+    model: Any, family: ModeSplit, definition: Definition, reference_vocab: int | None = None
 ) -> Any:
     """A deep copy of ``model`` with the family installed and prepared, mode ``both``."""
     from posharness.models.decompose.core import register_attention_function
@@ -74,7 +74,7 @@ def installed(
     return copied
 
 
-def run_mode(model: Any, family: Family, mode: Mode, ids, mask, run: RunFn = default_run):
+def run_mode(model: Any, family: ModeSplit, mode: Mode, ids, mask, run: RunFn = default_run):
     set_modes(family.attention_modules(model), mode)
     try:
         return run(model, ids, mask)
@@ -82,7 +82,7 @@ def run_mode(model: Any, family: Family, mode: Mode, ids, mask, run: RunFn = def
         set_modes(family.attention_modules(model), Mode.BOTH)
 
 
-def check_both_reproduces(original: Any, model: Any, family: Family, ids, mask, run=default_run):
+def check_both_reproduces(original: Any, model: Any, family: ModeSplit, ids, mask, run=default_run):
     want_hidden, want_attn = run(original, ids, mask)
     got_hidden, got_attn = run_mode(model, family, Mode.BOTH, ids, mask, run)
     assert len(got_attn) == len(want_attn)
@@ -92,7 +92,9 @@ def check_both_reproduces(original: Any, model: Any, family: Family, ids, mask, 
         torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
 
 
-def check_split_sums(model: Any, family: Family, ids, mask, run=default_run, exact=True) -> float:
+def check_split_sums(
+    model: Any, family: ModeSplit, ids, mask, run=default_run, exact=True
+) -> float:
     """Record (logits, split) per layer; returns the largest |logits - gamma - delta - residual|.
 
     With ``exact`` it also asserts the residual is None, i.e. the split states no residual.
@@ -123,7 +125,7 @@ def check_split_sums(model: Any, family: Family, ids, mask, run=default_run, exa
     return worst
 
 
-def check_padding_ignored(model: Any, family: Family, ids, mask, run=default_run, left=False):
+def check_padding_ignored(model: Any, family: ModeSplit, ids, mask, run=default_run, left=False):
     for mode in Mode:
         _, attentions = run_mode(model, family, mode, ids, mask, run)
         for layer in attentions:
@@ -134,7 +136,7 @@ def check_padding_ignored(model: Any, family: Family, ids, mask, run=default_run
             torch.testing.assert_close(sums, torch.ones_like(sums), atol=1e-5, rtol=1e-5)
 
 
-def check_positional_content_free(model: Any, family: Family, vocab: int, run=default_run):
+def check_positional_content_free(model: Any, family: ModeSplit, vocab: int, run=default_run):
     ids_a, mask = batch(vocab, seed=3)
     ids_b, _ = batch(vocab, seed=4)
     assert not torch.equal(ids_a, ids_b)
@@ -144,7 +146,7 @@ def check_positional_content_free(model: Any, family: Family, vocab: int, run=de
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5)
 
 
-def check_modes_differ(model: Any, family: Family, ids, mask, run=default_run):
+def check_modes_differ(model: Any, family: ModeSplit, ids, mask, run=default_run):
     _, both = run_mode(model, family, Mode.BOTH, ids, mask, run)
     for mode in (Mode.CONTEXTUAL, Mode.POSITIONAL):
         _, other = run_mode(model, family, mode, ids, mask, run)
@@ -153,7 +155,7 @@ def check_modes_differ(model: Any, family: Family, ids, mask, run=default_run):
 
 
 def check_positional_scores(
-    model: Any, family: Family, definition: Definition, length: int, layers: int | None = None
+    model: Any, family: ModeSplit, definition: Definition, length: int, layers: int | None = None
 ):
     """``layers``: attention calls per forward, if not one per module (ALBERT shares them)."""
     scores = family.positional_scores(model, length, definition)
@@ -165,7 +167,7 @@ def check_positional_scores(
 
 
 def check_scores_match_positional_attention(
-    model: Any, family: Family, definition: Definition, ids, run=default_run
+    model: Any, family: ModeSplit, definition: Definition, ids, run=default_run
 ):
     """Without padding, positional-mode attention is softmax(positional_scores) exactly."""
     mask = torch.ones_like(ids)

@@ -10,7 +10,7 @@ from posharness.models.decompose.absolute import (
     MEAN_WORD_STREAM,
     POSITIONAL_STREAM,
     TISA_MEAN_WORD,
-    AbsoluteFamily,
+    AbsoluteSplit,
 )
 from tests.unit.models.decompose import decompose_checks as checks
 
@@ -73,7 +73,7 @@ def original(request):
 
 @pytest.fixture(scope="module", params=DEFINITIONS, ids=lambda d: d.name)
 def setup(request, original):
-    family = AbsoluteFamily()
+    family = AbsoluteSplit()
     model = checks.installed(original, family, request.param, reference_vocab=VOCAB)
     return family, model, request.param
 
@@ -118,7 +118,7 @@ def test_positional_scores_are_what_positional_mode_uses(setup):
 
 
 def test_a_batch_longer_than_the_statistics_is_a_clear_error(original):
-    family = AbsoluteFamily()
+    family = AbsoluteSplit()
     model = checks.installed(original, family, POSITIONAL_STREAM, reference_vocab=VOCAB)
     ids, mask = checks.batch(VOCAB, length=20, pad=False)  # the reference covers 16
     with pytest.raises(OptionError, match="reference_length"):
@@ -127,7 +127,7 @@ def test_a_batch_longer_than_the_statistics_is_a_clear_error(original):
 
 def test_albert_tables_follow_depth_not_module():
     """ALBERT runs 2 group modules x 2 inner layers x 2 repeats: 8 calls, 4 modules."""
-    family = AbsoluteFamily()
+    family = AbsoluteSplit()
     model = checks.installed(_build("albert"), family, MEAN_WORD_STREAM)
     assert len(family.attention_modules(model)) == 4
     scores = family.positional_scores(model, 6, MEAN_WORD_STREAM)

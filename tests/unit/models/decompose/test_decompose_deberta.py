@@ -6,11 +6,11 @@ import pytest
 import torch
 
 from posharness.contracts.adapter import Mode
-from posharness.models.decompose.deberta import DebertaFamily
+from posharness.models.decompose.deberta import DebertaSplit
 from tests.unit.models.decompose import decompose_checks as checks
 
 VOCAB = 64
-FAMILY = DebertaFamily()
+FAMILY = DebertaSplit()
 EXACT, MEAN_QK = FAMILY.definitions
 
 

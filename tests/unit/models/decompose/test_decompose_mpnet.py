@@ -8,7 +8,7 @@ import torch
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
-from posharness.models.decompose.mpnet import POSITIONAL_STREAM, RELATIVE_BIAS, MPNetFamily
+from posharness.models.decompose.mpnet import POSITIONAL_STREAM, RELATIVE_BIAS, MPNetSplit
 from tests.unit.models.decompose import decompose_checks as checks
 
 VOCAB = 64
@@ -38,10 +38,10 @@ def original():
 
 @pytest.fixture(scope="module")
 def family():
-    return MPNetFamily()
+    return MPNetSplit()
 
 
-def definition(family: MPNetFamily, name: str):
+def definition(family: MPNetSplit, name: str):
     return next(d for d in family.definitions if d.name == name)
 
 

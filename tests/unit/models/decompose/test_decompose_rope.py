@@ -15,8 +15,8 @@ import torch
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
-from posharness.models.decompose.modernbert import ModernBertFamily
-from posharness.models.decompose.roformer import RoFormerFamily
+from posharness.models.decompose.modernbert import ModernBertSplit
+from posharness.models.decompose.roformer import RoFormerSplit
 from posharness.models.decompose.rope import MEANS_ATTR, rope_symmetry_parts
 from tests.unit.models.decompose import decompose_checks as checks
 
@@ -92,8 +92,8 @@ def _positions_at_zero(model):
 
 
 CASES = {
-    "modernbert": (_modernbert, ModernBertFamily),
-    "roformer": (_roformer, RoFormerFamily),
+    "modernbert": (_modernbert, ModernBertSplit),
+    "roformer": (_roformer, RoFormerSplit),
 }
 
 
@@ -240,7 +240,7 @@ def test_positional_scores_follow_each_models_rotation_convention(setup):
 
 
 def test_modernbert_global_and_local_layers_use_their_own_theta():
-    family = ModernBertFamily()
+    family = ModernBertSplit()
     model = _modernbert()
     global_cos, _ = family.rotation(model, 0, 5)
     local_cos, _ = family.rotation(model, 1, 5)
@@ -270,7 +270,7 @@ def test_rope_symmetry_parts_rejects_unknown_pairing():
 
 def test_modernbert_sliding_window_mask_is_untouched_in_every_mode():
     """The mask local layers receive is the unmodified model's, and nothing leaks past it."""
-    family = ModernBertFamily()
+    family = ModernBertSplit()
     original = _modernbert()
     model = checks.installed(original, family, family.definitions[0], reference_vocab=VOCAB)
     ids, mask = checks.batch(VOCAB, length=9, pad=True)
@@ -304,7 +304,7 @@ def test_modernbert_sliding_window_mask_is_untouched_in_every_mode():
 
 
 def test_roformer_rotary_value_keeps_values_rotated():
-    family = RoFormerFamily()
+    family = RoFormerSplit()
     original = _roformer(rotary_value=True)
     model = checks.installed(original, family, family.definitions[0], reference_vocab=VOCAB)
     ids, mask = checks.batch(VOCAB, pad=True)

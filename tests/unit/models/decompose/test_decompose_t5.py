@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from posharness.models.decompose.t5 import T5Family
+from posharness.models.decompose.t5 import T5Split
 from tests.unit.models.decompose import decompose_checks as checks
 
 VOCAB = 64
@@ -33,7 +33,7 @@ def original():
 
 @pytest.fixture(scope="module")
 def family():
-    return T5Family()
+    return T5Split()
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,11 @@ import torch
 
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import RECORD_ATTR
-from posharness.models.decompose.xlnet import XLNetFamily
+from posharness.models.decompose.xlnet import XLNetSplit
 from tests.unit.models.decompose import decompose_checks as checks
 
 VOCAB = 64
-FAMILY = XLNetFamily()
+FAMILY = XLNetSplit()
 CODE_GROUPING, CONTENT_FREE = FAMILY.definitions
 
 

@@ -41,3 +41,17 @@ def test_import_posharness_imports_neither_torch_nor_transformers() -> None:
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip() == "[]"
+
+
+def test_a_transformers_model_class_imports_after_posharness():
+    """`from transformers import BertModel` imports the Auto package from inside
+    modeling_utils; registering the zoo then would be a circular import, so it waits and
+    still happens before any Auto lookup (a fresh process: no earlier import helps)."""
+    code = (
+        "import posharness\n"
+        "from transformers import BertModel, AutoConfig\n"
+        "print(BertModel.__name__, type(AutoConfig.for_model('posharness-pe')).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["BertModel", "PEConfig"]

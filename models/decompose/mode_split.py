@@ -1,9 +1,11 @@
-"""What a PE family contributes to the decomposition: where its attention lives, how its
-logits split, and which named definitions it offers where the split is not unique.
+"""A mode split: what one kind of positional encoding contributes to the attention-mode
+decomposition — where its attention lives, how its logits split into a contextual and a
+positional term, and which named definitions it offers where the split is not unique.
 
-Each family is a small class in its own module (``absolute``, ``rope``, ``t5``,
-``deberta``, ``xlnet``, ``roformer``, ``mpnet``); ``families.py`` maps transformers
-``model_type`` names onto them.
+Each split is a small class in its own module (``absolute``, ``rope``, ``t5``,
+``deberta``, ``xlnet``, ``roformer``, ``mpnet``, ``modernbert``); ``split_table.py`` maps
+transformers ``model_type`` names onto them. (They were called "families" before 0.1's
+layering; "family" now means only a package of tasks or models.)
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Reference:
         return int(self.inputs[0].shape[0])
 
 
-class Family(Protocol):
+class ModeSplit(Protocol):
     name: str  # how results name the PE family, e.g. "learned absolute (input-added)"
     option: str  # the --model-arg key that selects a definition, e.g. "absolute"
     definitions: tuple[Definition, ...]  # the first is the default
@@ -88,7 +90,7 @@ class Family(Protocol):
         """The content-free positional logits [L, H, n, n] (after ``prepare``), or None."""
 
 
-def definition_named(family: Family, name: str | None) -> Definition:
+def definition_named(family: ModeSplit, name: str | None) -> Definition:
     from posharness.base.errors import OptionError
 
     if name is None:
