@@ -1,1 +1,2 @@
-"""Built-in model adapters: Hugging Face encoders (and, later, the native PE zoo)."""
+"""Built-in models: Hugging Face encoders (``hf/``, with their attention modes in
+``decompose/``), the native PE zoo (``zoo/``) and its masked-LM pretraining (``pretrain/``)."""

@@ -1,1 +1,2 @@
-"""Built-in tasks, one module per task family."""
+"""Built-in tasks, one package per task family (geometry, dep_heads, finetune, shuffle,
+senteval); each registers its own names through a ``posharness.tasks`` entry point."""

@@ -1,5 +1,5 @@
 """Named points where a test may kill the process, to prove that a run killed anywhere
-resumes to the same numbers (tests/slow/test_kill_battery.py).
+resumes to the same numbers (tests/unit/core/test_kill_battery.py).
 
 ``POSHARNESS_KILL_AT=POINT:N`` sends SIGKILL to the process itself the N-th time it
 passes ``POINT`` — the same hard stop as ``kill -9`` or a lost node, but at a chosen

@@ -2,7 +2,7 @@
 
 Usage::
 
-    from posharness.plugins.registry import register_task
+    from posharness.plugins import register_task
 
     @register_task("my_probe")
     class MyProbe: ...
