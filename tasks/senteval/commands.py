@@ -7,65 +7,39 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from posharness.base.errors import OptionError
+from posharness.cli.options import click_options, from_cli
+from posharness.run.options import Option, split_commas
 
 if TYPE_CHECKING:
     from posharness.tasks.senteval.building.build import SentevalBuild
 
-_FILE = click.Path(path_type=Path)
 _NO_PARSE = ("no_parse", "no_constituency_parse")
+_CORPUS = {"type": Path, "multiple": True}  # a corpus option: files, repeatable
+# build-probes senteval's options, declared once (posharness.run.options.Option).
+BUILD_OPTIONS: tuple[Option, ...] = (
+    Option("out", None, "Folder for the ten probing files.", Path, required=True),
+    Option("snli", (), "SNLI jsonl with parses (repeatable).", **_CORPUS),
+    Option("ptb", (), "Penn-Treebank bracketed trees (repeatable).", **_CORPUS),
+    Option("conllu", (), "CoNLL-U with UD features (repeatable).", **_CORPUS),
+    Option("text", (), "Raw text, WikiText or WikiExtractor output (repeatable).", **_CORPUS),
+    Option("seed", 0, "Seed of every sampling choice.", int, show_default=True),
+    Option("task_names", (), "Subset, comma-separated [default: all ten].", flag="--tasks",
+           metavar="NAMES", multiple=True, parse=split_commas),
+    Option("sizes", "100000,10000,10000", "Examples per split (the paper's by default).",
+           metavar="TR,VA,TE", show_default=True),
+    Option("max_text_sentences", None, "Read at most N sentences from the --text files (all "
+           "together).", int, metavar="N"),
+)  # fmt: skip
 
 
 @click.command(name="senteval")
-@click.option("--out", type=_FILE, required=True, help="Folder for the ten probing files.")
-@click.option("--snli", multiple=True, type=_FILE, help="SNLI jsonl with parses (repeatable).")
-@click.option(
-    "--ptb", multiple=True, type=_FILE, help="Penn-Treebank bracketed trees (repeatable)."
-)
-@click.option("--conllu", multiple=True, type=_FILE, help="CoNLL-U with UD features (repeatable).")
-@click.option(
-    "--text",
-    multiple=True,
-    type=_FILE,
-    help="Raw text, WikiText or WikiExtractor output (repeatable).",
-)
-@click.option("--seed", default=0, show_default=True, help="Seed of every sampling choice.")
-@click.option(
-    "--tasks",
-    "task_names",
-    multiple=True,
-    metavar="NAMES",
-    help="Subset, comma-separated [default: all ten].",
-)
-@click.option(
-    "--sizes",
-    default="100000,10000,10000",
-    show_default=True,
-    metavar="TR,VA,TE",
-    help="Examples per split (the paper's by default).",
-)
-@click.option(
-    "--max-text-sentences",
-    type=int,
-    default=None,
-    metavar="N",
-    help="Read at most N sentences from the --text files (all together).",
-)
-def build_probes_senteval(
-    out: Path,
-    snli: tuple[Path, ...],
-    ptb: tuple[Path, ...],
-    conllu: tuple[Path, ...],
-    text: tuple[Path, ...],
-    seed: int,
-    task_names: tuple[str, ...],
-    sizes: str,
-    max_text_sentences: int | None,
-) -> None:
+@click_options(BUILD_OPTIONS)
+def build_probes_senteval(**values: Any) -> None:
     """The ten SentEval probing tasks rebuilt from your corpora.
 
     SentLen, WC, TreeDepth, TopConst, BShift, Tense, SubjNum, ObjNum, SOMO and CoordInv
@@ -74,19 +48,17 @@ def build_probes_senteval(
     docs/tasks/senteval_build.md.
     """
     from posharness.cli.console import err_console
-    from posharness.cli.options import split_commas
     from posharness.tasks.senteval.building.build import ALL_TASKS, BuildRequest, build_senteval
     from posharness.tasks.senteval.building.write import check_out, write_senteval
 
+    values = from_cli(BUILD_OPTIONS, values)
+    out = values["out"]
     request = BuildRequest(
-        snli=snli,
-        ptb=ptb,
-        conllu=conllu,
-        text=text,
-        seed=seed,
-        tasks=tuple(split_commas(task_names)) or ALL_TASKS,
-        sizes=_sizes(sizes),
-        max_text_sentences=max_text_sentences,
+        **{corpus: tuple(values[corpus]) for corpus in ("snli", "ptb", "conllu", "text")},
+        seed=values["seed"],
+        tasks=tuple(values["task_names"]) or ALL_TASKS,
+        sizes=_sizes(values["sizes"]),
+        max_text_sentences=values["max_text_sentences"],
     )
     check_out(out)  # refuse a wrong folder before minutes of work
     started = time.monotonic()

@@ -4,42 +4,39 @@ plugged into the CLI through the ``posharness.commands`` entry point group."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
 
 from posharness.base.errors import OptionError
 from posharness.cli.console import console
-from posharness.cli.options import split_commas
+from posharness.cli.options import click_options, from_cli
+from posharness.run.options import Option, split_commas
+
+# build-probes shuffle's options, declared once (posharness.run.options.Option).
+BUILD_OPTIONS: tuple[Option, ...] = (
+    Option("snli", None, "SNLI jsonl with constituency parses, e.g. snli_1.0_test.jsonl.", Path,
+           required=True),
+    Option("out", None, "Folder for the jsonl files.", Path, required=True),
+    Option("seed", 0, "Seed of every shuffle.", int, show_default=True),
+    Option("probe_names", (), "Subset, comma-separated [default: all six].", flag="--probes",
+           metavar="NAMES", multiple=True, parse=split_commas),
+)  # fmt: skip
 
 
 @click.command(name="shuffle")
-@click.option(
-    "--snli",
-    "snli",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="SNLI jsonl with constituency parses, e.g. snli_1.0_test.jsonl.",
-)
-@click.option(
-    "--out", type=click.Path(path_type=Path), required=True, help="Folder for the jsonl files."
-)
-@click.option("--seed", default=0, show_default=True, help="Seed of every shuffle.")
-@click.option(
-    "--probes",
-    "probe_names",
-    multiple=True,
-    metavar="NAMES",
-    help="Subset, comma-separated [default: all six].",
-)
-def build_probes_shuffle(snli: Path, out: Path, seed: int, probe_names: tuple[str, ...]) -> None:
+@click_options(BUILD_OPTIONS)
+def build_probes_shuffle(**values: Any) -> None:
     """Shuffle-3..6, Random and Shuffle-SR (Chen et al. 2023 §3.5) from SNLI pairs."""
     from posharness.tasks.shuffle.probes import PROBES, build_probes, write_probes
     from posharness.tasks.shuffle.snli import read_snli
 
+    values = from_cli(BUILD_OPTIONS, values)
+    seed, out = values["seed"], values["out"]
     if seed < 0:
         raise OptionError(f"--seed {seed}: must not be negative")
-    build = build_probes(read_snli(snli), seed, split_commas(probe_names) or PROBES)
+    build = build_probes(read_snli(values["snli"]), seed, values["probe_names"] or PROBES)
     written = write_probes(build, out)
     print_probe_summary(build.summary, out, len(written))
 
