@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from posharness.tasks.senteval.building.balance import Candidate, allocate_transformed, rng_for
+from posharness.tasks.senteval.building.balance import Candidate, rng_for
 from posharness.tasks.senteval.building.clauses import (
     Coordination,
     clause_coordination,
     invert_clauses,
 )
 from posharness.tasks.senteval.building.corpus import Sentence
-from posharness.tasks.senteval.building.task import TaskContext, TaskResult
+from posharness.tasks.senteval.building.task import TaskContext, TaskResult, transformed
 
 INVERTED, ORIGINAL = "I", "O"
 
@@ -48,12 +48,13 @@ def coordination_inversion(context: TaskContext) -> TaskResult:
         inverted = invert_clauses(sentence.tokens, coordination)
         return Candidate(label, sentence, inverted, change={"inverted": spans}, basis=spans)
 
-    allocation = allocate_transformed(eligible, (INVERTED, ORIGINAL), context.requested, rng, make)
-    return TaskResult(
+    return transformed(
         "coordinv",
-        allocation,
+        eligible,
         (INVERTED, ORIGINAL),
-        len(eligible),
+        context,
+        rng,
+        make,
         excluded,
         parameters={
             "pattern": "constituency: S -> S (,) CC S (punct) below ROOT; CoNLL-U: a root "

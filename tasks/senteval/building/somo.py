@@ -23,12 +23,11 @@ from dataclasses import dataclass
 
 from posharness.tasks.senteval.building.balance import (
     Candidate,
-    allocate_transformed,
     per_class_wanted,
     rng_for,
 )
 from posharness.tasks.senteval.building.corpus import CorpusCounts, Sentence
-from posharness.tasks.senteval.building.task import TaskContext, TaskResult
+from posharness.tasks.senteval.building.task import TaskContext, TaskResult, transformed
 
 NOUN_VERB_TAGS = frozenset({"NN", "NNS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ"})
 MIN_COUNT = 5  # rarer words are neither replaced nor used as replacements
@@ -104,12 +103,13 @@ def odd_man_out(context: TaskContext) -> TaskResult:
         tokens[change["position"]] = change["replacement"]
         return Candidate(label, sentence, tuple(tokens), change=change)
 
-    allocation = allocate_transformed(eligible, (CHANGED, ORIGINAL), context.requested, rng, make)
-    return TaskResult(
+    return transformed(
         "somo",
-        allocation,
+        eligible,
         (CHANGED, ORIGINAL),
-        len(eligible),
+        context,
+        rng,
+        make,
         excluded,
         parameters={
             "tags": sorted(NOUN_VERB_TAGS),

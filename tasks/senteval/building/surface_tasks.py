@@ -6,11 +6,9 @@ from collections import Counter
 
 from posharness.tasks.senteval.building.balance import (
     Candidate,
-    allocate,
     per_class_wanted,
-    rng_for,
 )
-from posharness.tasks.senteval.building.task import TaskContext, TaskResult
+from posharness.tasks.senteval.building.task import TaskContext, TaskResult, allocated
 
 # SentLen's six bins of token counts (Conneau et al. §3; catalog.TASKS).
 LENGTH_BINS = ((5, 8), (9, 12), (13, 16), (17, 20), (21, 25), (26, 28))
@@ -36,12 +34,11 @@ def sentence_length(context: TaskContext) -> TaskResult:
         for s in context.pool.sentences
     ]
     classes = tuple(str(label) for label in range(len(LENGTH_BINS)))
-    allocation = allocate(candidates, classes, context.requested, rng_for(context.seed, "sentlen"))
-    return TaskResult(
+    return allocated(
         "sentlen",
-        allocation,
+        candidates,
         classes,
-        len(candidates),
+        context,
         parameters={"bins": {str(i): list(b) for i, b in enumerate(LENGTH_BINS)}},
     )
 
@@ -86,12 +83,11 @@ def word_content(context: TaskContext) -> TaskResult:
                 )
             )
     classes = tuple(word_of_rank[rank] for rank in targets)
-    allocation = allocate(candidates, classes, context.requested, rng_for(context.seed, "wc"))
-    return TaskResult(
+    return allocated(
         "wc",
-        allocation,
+        candidates,
         classes,
-        len(candidates),
+        context,
         excluded=Counter(
             {"no_target_word_or_several": len(context.pool.sentences) - len(candidates)}
         ),

@@ -9,14 +9,18 @@ from collections import Counter
 from posharness.tasks.senteval.building.balance import (
     Candidate,
     allocate,
-    allocate_transformed,
     length_matched,
     per_class_wanted,
     pick,
     rng_for,
 )
 from posharness.tasks.senteval.building.corpus import Sentence
-from posharness.tasks.senteval.building.task import TaskContext, TaskResult
+from posharness.tasks.senteval.building.task import (
+    TaskContext,
+    TaskResult,
+    allocated,
+    transformed,
+)
 from posharness.tasks.senteval.catalog import BY_NAME, TOPCONST_OTHER
 
 DEPTHS = tuple(int(label) for label in BY_NAME["treedepth"].labels or ())  # 5..12
@@ -100,12 +104,11 @@ def top_constituents(context: TaskContext) -> TaskResult:
         for sequence, sentence in found
     ]
     classes = (*top, TOPCONST_OTHER)
-    allocation = allocate(candidates, classes, context.requested, rng_for(context.seed, "topconst"))
-    return TaskResult(
+    return allocated(
         "topconst",
-        allocation,
+        candidates,
         classes,
-        len(candidates),
+        context,
         excluded,
         parameters={
             "sequences": {seq: frequency[seq] for seq in top},
@@ -151,12 +154,13 @@ def bigram_shift(context: TaskContext) -> TaskResult:
             change={"swapped": [i, i + 1], "words": [tokens[i], tokens[i + 1]]},
         )
 
-    allocation = allocate_transformed(eligible, (SWAPPED, ORIGINAL), context.requested, rng, make)
-    return TaskResult(
+    return transformed(
         "bshift",
-        allocation,
+        eligible,
         (SWAPPED, ORIGINAL),
-        len(eligible),
+        context,
+        rng,
+        make,
         excluded,
         parameters={"swap": "one adjacent pair of two different non-punctuation tokens"},
     )

@@ -14,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from posharness.tasks.senteval.building.balance import Allocation, Sizes
+from posharness.tasks.senteval.building.balance import (
+    Allocation,
+    Candidate,
+    Sizes,
+    allocate,
+    allocate_transformed,
+    rng_for,
+)
 from posharness.tasks.senteval.building.pool import SentencePool
 
 _PACKAGE = "posharness.tasks.senteval.building"
@@ -76,6 +83,39 @@ class TaskResult:
     candidates: int  # sentences that could have been used, before balancing
     excluded: Counter[str] = field(default_factory=Counter)  # task-specific reasons
     parameters: dict[str, Any] = field(default_factory=dict)
+
+
+def allocated(
+    name: str,
+    candidates: list[Candidate],
+    classes: tuple[str, ...],
+    context: TaskContext,
+    excluded: Counter[str] | None = None,
+    parameters: dict[str, Any] | None = None,
+) -> TaskResult:
+    """A labelled task's result: ``candidates`` balanced over ``classes`` per split, with
+    the task's own seeded stream (``rng_for(seed, name)``)."""
+    rng = rng_for(context.seed, name)
+    allocation = allocate(candidates, classes, context.requested, rng)
+    return TaskResult(
+        name, allocation, classes, len(candidates), excluded or Counter(), parameters or {}
+    )
+
+
+def transformed(
+    name: str,
+    eligible: list[Any],
+    labels: tuple[str, str],
+    context: TaskContext,
+    rng: Any,
+    make: Callable[[Any, str], Candidate],
+    excluded: Counter[str],
+    parameters: dict[str, Any],
+) -> TaskResult:
+    """BShift, SOMO, CoordInv: half of each split changed (``labels[0]``), half kept, no
+    sentence in both forms (``balance.allocate_transformed``)."""
+    allocation = allocate_transformed(eligible, labels, context.requested, rng, make)
+    return TaskResult(name, allocation, labels, len(eligible), excluded, parameters)
 
 
 def builder(name: str) -> Callable[[TaskContext], TaskResult]:
