@@ -44,35 +44,22 @@ _FIXED_ABSOLUTE = {
     "nope": "none",
 }
 
+_SIZE_FIELDS = (
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+)
 SIZES: dict[str, dict[str, int]] = {
-    "tiny": dict(
-        num_hidden_layers=2,
-        hidden_size=32,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    ),
-    "mini": dict(
-        num_hidden_layers=4,
-        hidden_size=256,
-        num_attention_heads=4,
-        intermediate_size=1024,
-        max_position_embeddings=128,
-    ),
-    "small": dict(
-        num_hidden_layers=6,
-        hidden_size=512,
-        num_attention_heads=8,
-        intermediate_size=2048,
-        max_position_embeddings=512,
-    ),
-    "base": dict(
-        num_hidden_layers=12,
-        hidden_size=768,
-        num_attention_heads=12,
-        intermediate_size=3072,
-        max_position_embeddings=512,
-    ),
+    name: dict(zip(_SIZE_FIELDS, row, strict=True))
+    for name, row in {
+        # layers, hidden, heads, intermediate, max positions
+        "tiny": (2, 32, 2, 64, 64),
+        "mini": (4, 256, 4, 1024, 128),
+        "small": (6, 512, 8, 2048, 512),
+        "base": (12, 768, 12, 3072, 512),
+    }.items()
 }
 
 
