@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from posharness.base.errors import DataError, OptionError
-from posharness.cli.console import err_console
 from posharness.cli.options import click_options, from_cli, include_option
 from posharness.run.options import Option, parse_model_args
+
+if TYPE_CHECKING:  # rich's bars and the console load when a command runs, not for --help
+    from rich.progress import Progress
 
 # posharness pretrain's options, declared once (posharness.run.options.Option): the click
 # options come from this list, and those named like PretrainSettings fields fill it.
@@ -51,7 +52,7 @@ def pretrain(**values: Any) -> None:
     from dataclasses import fields
 
     from posharness.base.device import resolve_device
-    from posharness.cli.console import console
+    from posharness.cli.console import console, err_console
     from posharness.models.pretrain.loop import PretrainSettings
     from posharness.models.pretrain.workflow import pretrain_scheme
     from posharness.models.zoo.encoder.options import pe_options
@@ -158,6 +159,10 @@ def pretraining_bar(
 ) -> tuple[Progress, Callable[[int, float], None], Callable[[str], None]]:
     """A bar on stderr for ``posharness pretrain``; the callbacks move it to (step, loss)
     and name the phase before the first step (tokenizer, corpus)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from posharness.cli.console import err_console
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
