@@ -15,16 +15,18 @@ docs/contributing/README.md. The contract types load on first use, so ``import p
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from posharness.base.moved_modules import install as _install_moved_modules
+from posharness.base.moved_modules import install_old_paths as _install_old_paths
 from posharness.base.version import __version__
 
-_install_moved_modules()  # old flat import paths (posharness.adapter …) still work, with a warning
+_install_old_paths()  # old flat import paths (posharness.adapter …) still work, with a warning
 
 from posharness.api import Evaluation, evaluate, get_task, load_model  # noqa: E402
 from posharness.plugins import register_model, register_task  # noqa: E402
-from posharness.plugins.auto_classes import install as _install_auto_classes  # noqa: E402
+from posharness.plugins.auto_classes import (  # noqa: E402
+    register_when_transformers_loads as _register_zoo_auto_classes,
+)
 
-_install_auto_classes()  # zoo checkpoints load with AutoModel once transformers is used
+_register_zoo_auto_classes()  # zoo checkpoints load with AutoModel once transformers is used
 
 # name -> module that defines it; imported when first asked for (PEP 562)
 _LAZY = {

@@ -80,6 +80,6 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         return None if new is None else importlib.util.spec_from_loader(fullname, _Alias(new))
 
 
-def install() -> None:
+def install_old_paths() -> None:
     if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _MovedFinder())

@@ -41,7 +41,7 @@ def _modeling_mid_import() -> bool:
     return modeling is not None and not hasattr(modeling, "PreTrainedModel")
 
 
-def install() -> None:
+def register_when_transformers_loads() -> None:
     """Arrange the registration; runs it at once if transformers' Auto* are loaded."""
     import wrapt
 
