@@ -171,6 +171,7 @@ def _task_pairs(name: str, value: Any) -> dict[str, dict[str, str]]:
 
 
 # -- posharness run / posharness.evaluate() ---------------------------------------------
+DEVICE_HELP = "auto = cuda, then mps, then cpu."
 _names_cli = {"multiple": True, "parse": split_commas, "check": _names}
 RUN_OPTIONS: tuple[Option, ...] = (
     Option("models", (), "minilm, hf:HUB_ID, hf:/local/dir, NAME@CHECKPOINT; repeat or "
@@ -192,7 +193,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
            commands=frozenset({RUN}), in_config=False),
     Option("batch_size", "auto", "Sequences per batch; auto halves on out-of-memory.",
            metavar="auto|N", show_default=True, check=_batch),
-    Option("device", "auto", "", metavar="auto|cpu|cuda[:i]|mps", show_default=True,
+    Option("device", "auto", DEVICE_HELP, metavar="auto|cpu|cuda[:i]|mps", show_default=True,
            check=_text),
     Option("dtype", "auto", "auto = bfloat16 on CUDA, float32 elsewhere.", show_default=True,
            choices=("auto", "float32", "bfloat16", "float16"), check=_text),

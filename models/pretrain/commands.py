@@ -11,7 +11,7 @@ import click
 
 from posharness.base.errors import DataError, OptionError
 from posharness.cli.options import click_options, from_cli, include_option
-from posharness.run.options import Option, parse_model_args
+from posharness.run.options import DEVICE_HELP, Option, parse_model_args
 
 if TYPE_CHECKING:  # rich's bars and the console load when a command runs, not for --help
     from rich.progress import Progress
@@ -30,13 +30,16 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("tokenizer", None, "An existing WordPiece tokenizer [default: train one on the "
            "corpus].", metavar="DIR|HUB_ID"),
     Option("vocab_size", 30522, "Pieces when training one.", int, show_default=True),
-    Option("batch_size", 32, type=int, show_default=True),
+    Option("batch_size", 32, "Sequences per optimizer step.", int, show_default=True),
     Option("block_size", 128, "Tokens per sequence.", int, show_default=True),
-    Option("learning_rate", 5e-4, type=float, show_default=True),
-    Option("warmup_ratio", 0.06, type=float, show_default=True),
-    Option("seed", 0, type=int, show_default=True),
+    Option("learning_rate", 5e-4, "Peak AdamW rate (linear warmup, then decay).", float,
+           show_default=True),
+    Option("warmup_ratio", 0.06, "Share of --steps spent warming up.", float,
+           show_default=True),
+    Option("seed", 0, "Seed of the weights, the block order and the masking.", int,
+           show_default=True),
     Option("save_every", 500, "Checkpoint interval.", int, show_default=True),
-    Option("device", "auto", metavar="auto|cpu|cuda[:i]|mps", show_default=True),
+    Option("device", "auto", DEVICE_HELP, metavar="auto|cpu|cuda[:i]|mps", show_default=True),
     Option("bf16", False, "bfloat16 autocast (CUDA).", bool),
     Option("model_args", None, "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or "
            "locality=0.3 symmetry=0.8 for bert-a-star; repeatable.", flag="--model-arg",

@@ -24,3 +24,7 @@ def test_options_that_fill_the_settings_keep_their_defaults():
 def test_the_command_takes_every_declared_option_under_its_flag():
     flags = {param.name: param.opts for param in pretrain.params if param.expose_value}
     assert flags == {option.name: [option.cli_flag] for option in PRETRAIN_OPTIONS}
+
+
+def test_every_option_says_what_it_does():
+    assert [o.name for o in PRETRAIN_OPTIONS if not o.help] == []
