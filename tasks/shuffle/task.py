@@ -62,13 +62,13 @@ def _options() -> tuple[TaskOption, ...]:
     (declared there, help included)."""
     from posharness.tasks.finetune.task import fine_tune_task
 
-    snli = fine_tune_task("snli").spec
+    snli = {option.name: option for option in fine_tune_task("snli").spec.options}
     return (
         TaskOption("probes", "", "Folder from build-probes shuffle (or one probe file)."),
         TaskOption("source", "", "SNLI jsonl to build from [default: SNLI test in --data-dir]."),
         TaskOption("probe_seed", 0, "Seed of the shuffles when building on the fly."),
         TaskOption("bootstrap", 1000, "Paired bootstrap replicates."),
-        *(snli.option(key) for key in SNLI_OPTIONS),
+        *(snli[key] for key in SNLI_OPTIONS),
     )
 
 
