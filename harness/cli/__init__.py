@@ -121,7 +121,7 @@ _add_core_commands()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; turn user errors into one line on stderr and exit code 2."""
+    """Run the CLI; turn user errors into their message on stderr and their exit code."""
     try:
         cli.main(args=argv, prog_name=PROG, standalone_mode=False)
     except PosharnessError as exc:
