@@ -119,4 +119,4 @@ def test_scores_count_flips_and_test_them_on_the_same_items() -> None:
     assert (m["flipped_to_wrong"].value, m["flipped_to_right"].value) == (2.0, 1.0)
     assert m["still_entailment"].value == 0.5
     assert m["prediction_changed"].value == 0.5
-    assert result.examples[1]["delta"] == 0.0 and result.examples[3]["delta"] == 1.0
+    assert result.examples[1].value("delta") == 0.0 and result.examples[3].value("delta") == 1.0
