@@ -1,6 +1,7 @@
 """``posharness describe TASK``: one task in full — what it measures, its version, metrics,
 the data it reads and every option ``--task-arg TASK.KEY=VALUE`` takes, with its type,
-default and help (declared once in the task's ``TaskSpec.options``)."""
+default and help (declared once in the task's ``TaskSpec.options``). A group name shows
+the tasks it runs."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from posharness.cli.options import include_option
 
 
 @click.command(name="describe")
-@click.argument("name", metavar="TASK")
+@click.argument("name", metavar="TASK|GROUP")
 @click.option(
     "--format",
     "output_format",
@@ -29,8 +30,11 @@ def describe(name: str, output_format: str) -> None:
     from posharness.cli.listing import listed_task
     from posharness.plugins import tasks
 
-    entry = tasks.entry(name)  # an unknown name fails with close matches
     groups = {group: tuple(tasks.expand([group])) for group in sorted(tasks.groups())}
+    if name in groups:  # a group has no spec of its own: name what it runs
+        _describe_group(name, groups[name], output_format)
+        return
+    entry = tasks.entry(name)  # an unknown name fails with close matches
     factory = tasks.get(entry.name)
     listed = listed_task(entry.name, factory, entry.origin, entry.source, groups)
     spec = factory().spec
@@ -46,6 +50,17 @@ def describe(name: str, output_format: str) -> None:
         click.echo(json.dumps(record, indent=2, ensure_ascii=False))
     else:
         click.echo(as_text(record))
+
+
+def _describe_group(name: str, members: tuple[str, ...], output_format: str) -> None:
+    if output_format == "json":
+        click.echo(json.dumps({"name": name, "members": list(members)}, indent=2))
+        return
+    click.echo(
+        f"{name}: a group of {len(members)} tasks, run together by --tasks {name}: "
+        f"{', '.join(members)}\n(`posharness describe {members[0]}` shows one of them; "
+        f"--task-arg {name}.KEY=VALUE sets KEY for all of them)"
+    )
 
 
 def as_text(record: dict[str, Any]) -> str:

@@ -285,3 +285,11 @@ def test_list_help_names_the_three_formats(capsys):
 
     help_text = capsys.readouterr().out
     assert "--format [table|plain|json]" in help_text
+
+
+def test_describe_a_group_names_the_tasks_it_runs(capsys):
+    assert cli("describe", "geometry") == 0
+    text = capsys.readouterr().out
+    assert text.startswith("geometry: a group of 2 tasks") and "toeplitz" in text
+    assert cli("describe", "geometry", "--format", "json") == 0
+    assert json.loads(capsys.readouterr().out)["members"] == tasks.expand(["geometry"])
