@@ -13,6 +13,7 @@ import click
 from posharness.run.options import (
     SAME,
     Option,
+    options_of,
     parse_model_args,
     parse_seeds,
     parse_task_args,
@@ -35,7 +36,7 @@ Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 def click_options(options: Sequence[Option], command: str | None = None) -> Decorator:
     """Every option (of ``command``, when given) as a click option, in declared order."""
-    chosen = [o for o in options if command is None or command in o.commands]
+    chosen = options if command is None else options_of(command, options)
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         for option in reversed(chosen):

@@ -48,7 +48,8 @@ class Option:
     cli_default: Any = SAME
     parse: Callable[[Any], Any] | None = None  # command-line value → API value
     check: Callable[[str, Any], Any] | None = None  # (name, API value) → config value
-    commands: frozenset[str] = frozenset({RUN, EVALUATE})
+    # Which commands of its list take it; empty: all of them (RUN_OPTIONS: run and evaluate)
+    commands: frozenset[str] = frozenset()
     in_config: bool = True  # a RunConfig field (``leaderboard`` is evaluate's own)
 
     @property
@@ -201,7 +202,8 @@ RUN_OPTIONS: tuple[Option, ...] = (
            "data is kept.", int, metavar="N", check=_count),
     Option("train_limit", None, "Fine-tune on at most N training examples (quick checks; rows "
            "are marked).", int, metavar="N", check=_count),
-    Option("task_args", None, "A task option, e.g. locality_symmetry.words=50; repeatable.",
+    Option("task_args", None, "A task option, e.g. locality_symmetry.words=50; repeatable "
+           "(`posharness describe TASK` lists them).",
            flag="--task-arg", metavar="TASK.KEY=VALUE", multiple=True, parse=parse_task_args,
            check=_task_pairs),
     Option("model_args", None, "A model option, e.g. absolute=positional-stream or "
@@ -222,7 +224,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
 
 
 def options_of(command: str, options: Sequence[Option] = RUN_OPTIONS) -> tuple[Option, ...]:
-    return tuple(option for option in options if command in option.commands)
+    return tuple(option for option in options if not option.commands or command in option.commands)
 
 
 def config_from(values: Mapping[str, Any]) -> RunConfig:
