@@ -29,6 +29,18 @@ def err_console() -> Console:
     return Console(stderr=True)
 
 
+def progress_bar() -> Progress:
+    """Bars on stderr, gone when done: the one look of every command's progress."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+    )
+
+
 class RichReporter:
     """Bars on stderr (one for the cells, one for the work inside a cell); a line per cell
     on stdout, so stderr carries nothing but bars and, on failure, the one error line."""
@@ -80,14 +92,7 @@ def evaluate_with_progress(**arguments) -> None:
     if not is_main_process():  # under a launch the main process shows the run
         evaluate(**arguments)
         return
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console(),
-        transient=True,
-    )
+    progress = progress_bar()
     with progress:
         outcome = evaluate(**arguments, reporter=RichReporter(progress))
     if outcome.leaderboard is None:

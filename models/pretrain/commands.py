@@ -162,18 +162,9 @@ def pretraining_bar(
 ) -> tuple[Progress, Callable[[int, float], None], Callable[[str], None]]:
     """A bar on stderr for ``posharness pretrain``; the callbacks move it to (step, loss)
     and name the phase before the first step (tokenizer, corpus)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from posharness.cli.console import progress_bar
 
-    from posharness.cli.console import err_console
-
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console(),
-        transient=True,
-    )
+    progress = progress_bar()
     task = progress.add_task(name, total=steps)
 
     def update(step: int, loss: float) -> None:

@@ -146,7 +146,7 @@ def test_files_of_another_schema_version_are_refused(tmp_path, tiny_bert):
 
 KILLER = """
 import os, signal
-import posharness.run.runner as runner
+import posharness.run.cell as runner  # where a cell writes its result
 _real = runner.write_result
 _count = {"n": 0}
 def _write_then_die(result, path):
