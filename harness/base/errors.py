@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 class PosharnessError(Exception):
-    """Base of every error the CLI turns into a one-line message and exit code 2."""
+    """Base of every error the CLI turns into a one-line message and ``exit_code``."""
 
     exit_code = 2
 

@@ -39,7 +39,7 @@ DIST_NAME = "posharness-demo-plugin"
 SUBPROCESS_TIMEOUT = 240
 
 PLUGIN_TEMPLATE = '''\
-"""Throwaway posharness plugin written by tests/unit/test_plugins.py."""
+"""Throwaway posharness plugin written by tests/unit/core/test_plugins.py."""
 
 from pathlib import Path
 
