@@ -68,7 +68,7 @@ def as_text(record: dict[str, Any]) -> str:
     name = record["name"]
     lines = [
         f"{name}: {record['description']}",
-        f"  kind        {record['family']}",
+        f"  kind        {record['kind']}",
         f"  version     {record['version']}",
         f"  metrics     {record['main_metric']} (main); "
         f"headline: {', '.join(record['headline_metrics'])}",

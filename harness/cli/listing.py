@@ -47,10 +47,10 @@ class ListedModel:
 class ListedTask:
     """A registered task name; ``groups`` are the group names that run it."""
 
-    COLUMNS: ClassVar[tuple[str, ...]] = ("name", "family", "description", "origin")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("name", "kind", "description", "origin")
 
     name: str
-    family: str
+    kind: str
     description: str
     origin: str
     source: str
@@ -62,7 +62,7 @@ class ListedTask:
     options: tuple[dict[str, Any], ...] = ()
 
     def row(self) -> tuple[str, ...]:
-        return (self.name, self.family, self.description, _origin(self.origin, self.source))
+        return (self.name, self.kind, self.description, _origin(self.origin, self.source))
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def listed_task(
     spec = task.spec
     return ListedTask(
         name=name,
-        family=spec.family,
+        kind=spec.kind,
         description=spec.description,
         origin=origin,
         source=source,

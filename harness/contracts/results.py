@@ -105,7 +105,7 @@ class TaskInfo(BaseModel):
         return cls(
             name=spec.name,
             version=spec.version,
-            family=spec.family,
+            family=spec.kind,
             main_metric=spec.main_metric,
             headline_metrics=list(spec.headline_metrics or (spec.main_metric,)),
             data_hash=data_hash,

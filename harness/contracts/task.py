@@ -7,6 +7,7 @@ version before deciding that a finished cell can be skipped.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 class TaskSpec:
     name: str
     version: str  # bump when the task's numbers would change; part of the cell identity
-    family: str  # attention-geometry | fine-tune | probe | perturbation | ...
+    kind: str  # what the task measures: attention-geometry | fine-tune | probe | perturbation …
     description: str  # one line, shown by `posharness list tasks`
     main_metric: str
     headline_metrics: tuple[str, ...] = ()  # shown in tables by default (main metric if empty)
@@ -61,6 +62,25 @@ class TaskSpec:
 
     def option(self, name: str) -> TaskOption | None:
         return next((option for option in self.options if option.name == name), None)
+
+
+_dataclass_init = TaskSpec.__init__
+
+
+def _init_accepting_family(self: TaskSpec, *args: Any, family: str | None = None, **kw: Any):
+    """``TaskSpec(family=...)``, the name before 0.1's layering, still builds a spec (with a
+    DeprecationWarning) for one release: "family" now means a package of tasks only."""
+    if family is not None:
+        warnings.warn(
+            "TaskSpec(family=...) is TaskSpec(kind=...) since posharness 0.1",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        kw.setdefault("kind", family)
+    _dataclass_init(self, *args, **kw)
+
+
+TaskSpec.__init__ = _init_accepting_family  # type: ignore[method-assign]
 
 
 @dataclass

@@ -47,7 +47,7 @@ class TaskCatalogue:
 
             try:
                 spec = tasks.get(task)().spec
-                self._registered[task] = (spec.family, spec.description)
+                self._registered[task] = (spec.kind, spec.description)
             except (PosharnessError, ImportError, TypeError):
                 self._registered[task] = None  # a group name, or a plugin not installed
         return self._registered[task]

@@ -137,7 +137,7 @@ class DepHeads:
     spec = TaskSpec(
         name="dep_heads",
         version="2",  # 2: head_to_dependent is Clark et al.'s column argmax
-        family="attention-analysis",
+        kind="attention-analysis",
         description="Best attention head per dependency relation (Clark et al. 2019; "
         "Chen et al. 2023 Table A3)",
         main_metric="macro",

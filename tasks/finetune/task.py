@@ -352,7 +352,7 @@ def task_spec(profile: Profile) -> TaskSpec:
     return TaskSpec(
         name=profile.name,
         version=VERSION,
-        family="fine-tune",
+        kind="fine-tune",
         description=profile.description,
         main_metric=profile.main_metric,
         headline_metrics=profile.headline,

@@ -110,7 +110,7 @@ class LocalitySymmetry:
     spec = TaskSpec(
         name="locality_symmetry",
         version="2",
-        family="attention-geometry",
+        kind="attention-geometry",
         description="Locality and symmetry of identical-word-probe attention (Chen et al. 2023)",
         main_metric="locality",
         headline_metrics=GEOMETRY

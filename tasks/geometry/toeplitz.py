@@ -54,7 +54,7 @@ class Toeplitz:
     spec = TaskSpec(
         name="toeplitz",
         version="2",
-        family="attention-geometry",
+        kind="attention-geometry",
         description="Toeplitz R² of position Gram and probe attention (Wennberg & Henter 2021)",
         main_metric="attention_r2",
         headline_metrics=(

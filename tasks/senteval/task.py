@@ -189,7 +189,7 @@ def task_spec(task: ProbingTask) -> TaskSpec:
     return TaskSpec(
         name=task.name,
         version=VERSION,
-        family="probe",
+        kind="probe",
         description=f"SentEval probing {task.title}: {task.description} (Conneau et al. 2018)",
         main_metric="accuracy",
         headline_metrics=("accuracy", "best_layer", "control_accuracy"),

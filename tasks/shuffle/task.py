@@ -250,7 +250,7 @@ def task_spec(probe: str) -> TaskSpec:
     return TaskSpec(
         name=probe,
         version=VERSION,
-        family="perturbation",
+        kind="perturbation",
         description=f"{TITLES[probe]} word-swap probe on SNLI (Chen et al. 2023 Table 3)",
         main_metric="delta",
         headline_metrics=("original_accuracy", "shuffled_accuracy", "delta"),

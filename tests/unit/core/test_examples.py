@@ -48,7 +48,7 @@ def test_the_runner_refuses_a_plugin_task_whose_examples_lack_ids(tmp_path, tiny
         "from posharness import register_task, TaskSpec, TaskResult, Metric\n"
         "@register_task('no_ids')\n"
         "class NoIds:\n"
-        "    spec = TaskSpec(name='no_ids', version='1', family='demo',\n"
+        "    spec = TaskSpec(name='no_ids', version='1', kind='demo',\n"
         "                    description='examples without ids', main_metric='acc')\n"
         "    def run(self, model, ctx):\n"
         "        return TaskResult({'acc': Metric(1.0, n=2)}, 'x', examples=[{'acc': 1.0}])\n"

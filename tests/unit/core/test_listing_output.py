@@ -195,7 +195,7 @@ KEYS = {
     "models": ["name", "family", "modes", "description", "origin", "source", "builder"],
     "tasks": [
         "name",
-        "family",
+        "kind",
         "description",
         "origin",
         "source",

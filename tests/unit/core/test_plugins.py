@@ -70,7 +70,7 @@ class DemoTask:
     spec = TaskSpec(
         name=@@TASK_NAME@@,
         version="1",
-        family="demo",
+        kind="demo",
         description="mean sequence length of a fixed sentence list",
         main_metric="mean_tokens",
         defaults={},

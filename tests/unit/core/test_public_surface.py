@@ -67,3 +67,12 @@ def test_import_posharness_loads_no_contract_heavyweights():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     ).stdout
     assert out.split()[0] == "False"  # torch stays out of start-up
+
+
+def test_a_task_spec_written_with_family_still_builds_with_a_warning():
+    from posharness import TaskSpec
+
+    with pytest.warns(DeprecationWarning, match=r"TaskSpec\(kind=\.\.\.\)"):
+        spec = TaskSpec(name="t", version="1", family="probe", description="d", main_metric="m")
+    assert spec.kind == "probe"
+    assert TaskSpec("t", "1", "probe", "d", "m") == spec  # positional order unchanged
