@@ -78,7 +78,7 @@ def evaluate(
     ``cache_dir="default"`` uses ``$POSHARNESS_CACHE`` or the user cache folder; ``None``
     turns the feature cache off. ``leaderboard`` defaults to ``<output_dir>/<model>.json``.
     Bad input raises a :class:`posharness.base.errors.PosharnessError` before any work.
-    The keywords are ``posharness run``'s options (:data:`posharness.run.options.RUN_OPTIONS`,
+    The keywords are ``posharness run``'s options (:data:`posharness.run.option_schema.RUN_OPTIONS`,
     where each is declared once with its help); a test keeps this signature equal to them.
     ``executor="ray"`` runs the pending cells as Ray tasks (``ray_address`` None starts a
     local cluster); cells that fail there are listed in a :class:`CellsFailed` raised after
@@ -88,7 +88,7 @@ def evaluate(
     from posharness.base.distributed import is_main_process
     from posharness.base.errors import CellsFailed
     from posharness.boards.admission import admit_cells
-    from posharness.run.options import config_from
+    from posharness.run.option_schema import config_from
     from posharness.run.runner import run
 
     config = config_from(arguments)

@@ -53,6 +53,9 @@ MOVED = {
         "compare_output": "boards.compare_output",
         "example_bundle": "boards.example_bundle",
         "portable_boards": "boards.portable",
+        # renamed so that no two core modules share a name (a command module is
+        # <name>_command(s), the click option helpers click_options)
+        "cli.options": "cli.click_options",
     }.items()
 }
 

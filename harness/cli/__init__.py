@@ -105,13 +105,13 @@ def build_probes() -> None:
 
 
 def _add_core_commands() -> None:
-    from posharness.cli.cache import cache
-    from posharness.cli.compare import compare
+    from posharness.cli.cache_commands import cache
+    from posharness.cli.compare_command import compare
     from posharness.cli.describe import describe
-    from posharness.cli.leaderboard import leaderboard
+    from posharness.cli.leaderboard_commands import leaderboard
     from posharness.cli.listing import list_command
-    from posharness.cli.report import report
-    from posharness.cli.run import run
+    from posharness.cli.report_command import report
+    from posharness.cli.run_command import run
 
     for command in (run, list_command, describe, leaderboard, compare, report, cache):
         cli.add_command(command)

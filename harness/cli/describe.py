@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from posharness.cli.options import include_option
+from posharness.cli.click_options import include_option
 
 
 @click.command(name="describe")

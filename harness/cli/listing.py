@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import click
 
-from posharness.cli.options import include_option
+from posharness.cli.click_options import include_option
 
 FORMATS = ("table", "plain", "json")
 KINDS = ("models", "tasks", "groups")

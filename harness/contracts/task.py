@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MetricType
-from posharness.contracts.options import TaskOption, declared, unknown_option
 from posharness.contracts.results import Metric
+from posharness.contracts.task_options import TaskOption, declared, unknown_option
 
 if TYPE_CHECKING:
     from posharness.compute.batching import BatchedEncoder
@@ -47,7 +47,7 @@ class TaskSpec:
     # How each metric is made from the examples (posharness.contracts.metric_types): what `compare`
     # tests. A metric declared nowhere is read as a mean of continuous per-example values.
     metric_types: Mapping[str, MetricType] = field(default_factory=dict)
-    # The task's options declared with a type and a one-line help (contracts/options.py);
+    # The task's options declared with a type and a one-line help (contracts/task_options.py);
     # after construction every option is here, plain defaults included.
     options: tuple[TaskOption, ...] = ()
 

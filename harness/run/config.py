@@ -1,8 +1,8 @@
 """A run's configuration: the options of ``posharness run`` and ``posharness.evaluate()``
 after parsing, before planning.
 
-Each field is an option of :data:`posharness.run.options.RUN_OPTIONS`, where its help and
-its command-line form are declared; :func:`posharness.run.options.config_from` fills it,
+Each field is an option of :data:`posharness.run.option_schema.RUN_OPTIONS`, where its help and
+its command-line form are declared; :func:`posharness.run.option_schema.config_from` fills it,
 and ``tests/unit/core/test_options_schema.py`` fails when a field and the options differ.
 Written out (not generated) so the plan and an IDE see typed fields."""
 

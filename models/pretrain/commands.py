@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from posharness.base.errors import DataError, OptionError
-from posharness.cli.options import click_options, from_cli, include_option
-from posharness.run.options import DEVICE_HELP, Option, parse_model_args
+from posharness.cli.click_options import click_options, from_cli, include_option
+from posharness.run.option_schema import DEVICE_HELP, Option, parse_model_args
 
 if TYPE_CHECKING:  # rich's bars and the console load when a command runs, not for --help
     from rich.progress import Progress
 
-# posharness pretrain's options, declared once (posharness.run.options.Option): the click
+# posharness pretrain's options, declared once (posharness.run.option_schema.Option): the click
 # options come from this list, and those named like PretrainSettings fields fill it.
 PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("name", None, "A zoo scheme, e.g. tupe-r.", flag="--model", metavar="NAME",

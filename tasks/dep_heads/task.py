@@ -34,8 +34,8 @@ from typing import Any
 
 from posharness.base.errors import DataError, OptionError
 from posharness.contracts.adapter import ATTENTIONS, ModelAdapter
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 
 DEFAULT_TREEBANK = Path("ud_english_ewt") / "en_ewt-ud-test.conllu"
 TABLE_SETS = ("collapsed", "full")

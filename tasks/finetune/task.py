@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import FineTunable
 from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 from posharness.tasks.finetune.data.locate import DATASETS
 from posharness.tasks.finetune.profiles import PROFILES, Profile
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import ATTENTIONS, ModelAdapter, TokenizedText, mode_identity
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext
+from posharness.contracts.task_options import TaskOption
 from posharness.storage.hashing import hash_obj
 
 CACHE_KIND = "identical-word-attention"

@@ -21,8 +21,8 @@ import numpy as np
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MEAN_CONTINUOUS, OF_EXAMPLES, PER_CELL, MetricType
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 from posharness.tasks.geometry.identical_word import (
     FIGURES,
     PROBE_OPTIONS,

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 from posharness.tasks.geometry.identical_word import (
     FIGURES,
     PROBE_OPTIONS,

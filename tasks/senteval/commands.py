@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from posharness.base.errors import OptionError
-from posharness.cli.options import click_options, from_cli
-from posharness.run.options import Option, split_commas
+from posharness.cli.click_options import click_options, from_cli
+from posharness.run.option_schema import Option, split_commas
 
 if TYPE_CHECKING:
     from posharness.tasks.senteval.building.build import SentevalBuild
 
 _NO_PARSE = ("no_parse", "no_constituency_parse")
 _CORPUS = {"type": Path, "multiple": True}  # a corpus option: files, repeatable
-# build-probes senteval's options, declared once (posharness.run.options.Option).
+# build-probes senteval's options, declared once (posharness.run.option_schema.Option).
 BUILD_OPTIONS: tuple[Option, ...] = (
     Option("out", None, "Folder for the ten probing files.", Path, required=True),
     Option("snli", (), "SNLI jsonl with parses (repeatable).", **_CORPUS),

@@ -29,8 +29,8 @@ import numpy as np
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import HIDDEN, mode_identity
 from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 from posharness.tasks.senteval.catalog import BY_NAME, ProbingTask
 
 if TYPE_CHECKING:

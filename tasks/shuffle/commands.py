@@ -10,11 +10,11 @@ import click
 from rich.table import Table
 
 from posharness.base.errors import OptionError
+from posharness.cli.click_options import click_options, from_cli
 from posharness.cli.console import console
-from posharness.cli.options import click_options, from_cli
-from posharness.run.options import Option, split_commas
+from posharness.run.option_schema import Option, split_commas
 
-# build-probes shuffle's options, declared once (posharness.run.options.Option).
+# build-probes shuffle's options, declared once (posharness.run.option_schema.Option).
 BUILD_OPTIONS: tuple[Option, ...] = (
     Option("snli", None, "SNLI jsonl with constituency parses, e.g. snli_1.0_test.jsonl.", Path,
            required=True),

@@ -27,8 +27,8 @@ import numpy as np
 from posharness.base.errors import DataError, OptionError, PlanProblems, PosharnessError
 from posharness.contracts.adapter import FineTunable
 from posharness.contracts.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
-from posharness.contracts.options import TaskOption
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
 from posharness.tasks.shuffle.probes import RULES
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Run options are declared once (posharness.run.options.RUN_OPTIONS): ``posharness run``'s
+"""Run options are declared once (posharness.run.option_schema.RUN_OPTIONS): ``posharness run``'s
 click options, ``posharness.evaluate()``'s written-out signature and ``RunConfig`` must
 agree with it and with each other, name for name and default for default."""
 
@@ -13,12 +13,12 @@ import pytest
 
 from posharness.api import evaluate
 from posharness.base.errors import OptionError
-from posharness.cli.options import from_cli
-from posharness.cli.run import run
-from posharness.contracts.options import TaskOption
+from posharness.cli.click_options import from_cli
+from posharness.cli.run_command import run
 from posharness.contracts.task import TaskSpec, resolve_options
+from posharness.contracts.task_options import TaskOption
 from posharness.run.config import RunConfig
-from posharness.run.options import EVALUATE, RUN, RUN_OPTIONS, config_from, options_of
+from posharness.run.option_schema import EVALUATE, RUN, RUN_OPTIONS, config_from, options_of
 
 CLI_ONLY = {"no_cache"}  # folded into cache_dir=None
 API_ONLY = {"reporter"}  # a Python callback, no command-line form

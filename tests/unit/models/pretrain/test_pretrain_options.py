@@ -1,5 +1,5 @@
 """``posharness pretrain``'s options are declared once (PRETRAIN_OPTIONS, the schema of
-posharness.run.options); the ones that fill PretrainSettings must keep its defaults, so the
+posharness.run.option_schema); the ones that fill PretrainSettings must keep its defaults, so the
 command line and a Python caller train the same recipe unless told otherwise."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.options import include_option, path_option
+from posharness.cli.click_options import include_option, path_option
 
 
 @click.group()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.options import include_option, split_commas
+from posharness.cli.click_options import include_option, split_commas
 
 
 @click.command()

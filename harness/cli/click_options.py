@@ -1,4 +1,4 @@
-"""Click options derived from declared :class:`~posharness.run.options.Option` lists, and
+"""Click options derived from declared :class:`~posharness.run.option_schema.Option` lists, and
 the options every command shares (``--include``), so ``run``, ``pretrain`` and the
 ``build-probes`` commands write no option twice."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from posharness.run.options import (
+from posharness.run.option_schema import (
     SAME,
     Option,
     options_of,

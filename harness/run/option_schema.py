@@ -1,7 +1,7 @@
 """Command options declared once: name, type, default, help and the commands that take them.
 
 ``RUN_OPTIONS`` is the one list of ``posharness run``'s options. The CLI derives its click
-options from it (:func:`posharness.cli.options.click_options`), :func:`posharness.evaluate`
+options from it (:func:`posharness.cli.click_options.click_options`), :func:`posharness.evaluate`
 builds and validates its :class:`~posharness.run.config.RunConfig` through it
 (:func:`config_from`), and ``tests/unit/core/test_options_schema.py`` fails when the
 command, ``evaluate()``'s signature and ``RunConfig`` disagree. A family's commands

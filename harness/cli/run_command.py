@@ -1,6 +1,6 @@
 """``posharness run``: a grid of (model, mode, task, seed) cells, its results, leaderboard
 and summaries; a shell over :func:`posharness.evaluate`, its options derived from
-:data:`posharness.run.options.RUN_OPTIONS`."""
+:data:`posharness.run.option_schema.RUN_OPTIONS`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from posharness.cli.options import click_options, from_cli, include_option
-from posharness.run.options import RUN, RUN_OPTIONS
+from posharness.cli.click_options import click_options, from_cli, include_option
+from posharness.run.option_schema import RUN, RUN_OPTIONS
 
 
 @click.command()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.options import include_option, path_option
+from posharness.cli.click_options import include_option, path_option
 
 
 def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from posharness.cli.options import path_option
+from posharness.cli.click_options import path_option
 
 if TYPE_CHECKING:
     from posharness.storage.cache_admin import KindSummary
