@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from posharness.cli.click_options import path_option
+from posharness.cli.click_options import format_option, path_option
 
 if TYPE_CHECKING:
     from posharness.storage.cache_admin import KindSummary
@@ -66,13 +66,9 @@ def cache() -> None:
 
 @cache.command()
 @path_option("--cache-dir", default=None, help=_CACHE_DIR_HELP)
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="A table with readable sizes, or JSON with exact bytes and ISO 8601 times (UTC).",
+@format_option(
+    ("table", "json"),
+    "A table with readable sizes, or JSON with exact bytes and ISO 8601 times (UTC).",
 )
 def info(cache_dir: Path | None, output_format: str) -> None:
     """The cache's folder and size, and per kind: entries, size, oldest and newest write."""

@@ -103,5 +103,20 @@ def include_option(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
+def format_option(
+    choices: tuple[str, ...], help: str | None = None, dest: str = "output_format"
+) -> Decorator:
+    """``--format`` with its choices, the first being the default: one spelling for every
+    command that prints something a script may want to read."""
+    return click.option(
+        "--format",
+        dest,
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
 def path_option(*names: str, **kwargs: Any) -> Decorator:
     return click.option(*names, type=click.Path(path_type=Path), **kwargs)

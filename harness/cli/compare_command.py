@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import include_option, split_commas
+from posharness.cli.click_options import format_option, include_option, split_commas
 
 
 @click.command()
@@ -18,13 +18,10 @@ from posharness.cli.click_options import include_option, split_commas
 )
 @click.option("--mode", "modes", multiple=True, metavar="MODES", help="Only these modes.")
 @click.option("--task", "tasks", multiple=True, metavar="TASKS", help="Only these tasks.")
-@click.option(
-    "--format",
-    "form",
-    type=click.Choice(["table", "md", "csv", "json"]),
-    default="table",
-    show_default=True,
-    help="table: rich tables; md: Markdown for a paper; csv or json: every field, for scripts.",
+@format_option(
+    ("table", "md", "csv", "json"),
+    "table: rich tables; md: Markdown for a paper; csv or json: every field, for scripts.",
+    dest="form",
 )
 @include_option
 def compare(

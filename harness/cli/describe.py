@@ -11,18 +11,14 @@ from typing import Any
 
 import click
 
-from posharness.cli.click_options import include_option
+from posharness.cli.click_options import format_option, include_option
 
 
 @click.command(name="describe")
 @click.argument("name", metavar="TASK|GROUP")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help="text for a person, json (the fields of `list tasks --format json`) for scripts.",
+@format_option(
+    ("text", "json"),
+    "text for a person, json (the fields of `list tasks --format json`) for scripts.",
 )
 @include_option
 def describe(name: str, output_format: str) -> None:

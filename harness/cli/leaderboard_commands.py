@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import include_option, path_option
+from posharness.cli.click_options import format_option, include_option, path_option
 
 
 @click.group()
@@ -51,13 +51,7 @@ def leaderboard_build(
 
 @leaderboard.command(name="show")
 @click.argument("file", type=click.Path(path_type=Path))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "md", "csv", "json"]),
-    default="table",
-    show_default=True,
-)
+@format_option(("table", "md", "csv", "json"), dest="fmt")
 @click.option(
     "--all-metrics", is_flag=True, help="Every metric, not only each task's headline ones."
 )

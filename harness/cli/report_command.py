@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import include_option, path_option
+from posharness.cli.click_options import format_option, include_option, path_option
 
 
 def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:
@@ -46,13 +46,8 @@ def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None
     metavar="A B",
     help="A comparison page B − A with paired tests; repeatable. Both join the report.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["html", "md"]),
-    default="html",
-    show_default=True,
-    help="HTML pages, or the same tables and figure links as Markdown.",
+@format_option(
+    ("html", "md"), "HTML pages, or the same tables and figure links as Markdown.", dest="fmt"
 )
 @click.option("--overwrite", is_flag=True, help="Replace an existing folder that is no report.")
 @click.option("--all-metrics", is_flag=True, help="Every metric, not only the headline ones.")
