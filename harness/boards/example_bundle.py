@@ -18,6 +18,7 @@ from typing import Any
 
 from posharness.base.errors import DataError
 from posharness.boards.leaderboard import relative_to_board
+from posharness.contracts.examples import read_example
 from posharness.contracts.results import CellResult
 from posharness.storage.io import atomic_target, json_object_lines
 
@@ -40,16 +41,14 @@ def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | 
         )
         if not has_rows and not replicates:
             continue
-        rows = (
-            json_object_lines(path.parent / result.examples_file, "one per-example output")
-            if has_rows and result.examples_file is not None
-            else []
-        )
+        examples_path = path.parent / (result.examples_file or "")
+        rows = json_object_lines(examples_path, "one per-example output") if has_rows else []
         key = relative_to_board(path, board.parent)  # as the board's rows name it
         entry: dict[str, Any] = {
             "task": result.task.name,
             "seed": result.seed,
-            "examples": [row for _, row in rows],
+            # validated on the way in: a row without an id is damage, said here, not dropped
+            "examples": [read_example(row, f"{examples_path}:{n}").record() for n, row in rows],
         }
         if replicates:  # the common-resample replicates behind aggregates' paired tests
             entry[REPLICATES_KEY] = replicates
