@@ -12,20 +12,21 @@ from pathlib import Path
 
 from posharness.base.errors import PosharnessError
 from posharness.boards import leaderboard as lb
-from posharness.boards.row_settings import distinguishing, non_default_options, row_key
+from posharness.boards.row_settings import non_default_options
 from posharness.run.plan import Cell
 
 
 def default_board(cells: list[Cell], output_dir: Path) -> Path:
     """A run's own board, beside its results: named by the results folders of its models
     (the spec, plus its --model-arg values when it has some)."""
-    slugs = list(dict.fromkeys(cell.path.parent.name for cell in cells))
+    slugs = list(dict.fromkeys(str(cell.key.folder) for cell in cells))
     return output_dir / f"{'__'.join(slugs)}.json"
 
 
 def admit_cells(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> None:
-    """Refuse cells whose task the board already holds for that model, mode and limits
-    under other options (one line, naming the option and the board)."""
+    """Refuse cells whose task the board already holds in the cell's row (its key's
+    ``row``: model, mode and every row setting) under other options (one line, naming
+    the option and the board)."""
     path = leaderboard or default_board(cells, output_dir)
     if not cells or not path.exists():
         return
@@ -35,10 +36,7 @@ def admit_cells(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -
         return  # unreadable: it will be replaced, and the user told so
     rows = {row.key: row for row in board.rows}
     for cell in cells:
-        settings = distinguishing(
-            cell.limit, cell.train_limit, cell.model.describe(), cell.device, mode=str(cell.mode)
-        )
-        row = rows.get(row_key(cell.model.fingerprint(), str(cell.mode), settings))
+        row = rows.get(cell.key.row)  # the row the cell's result will join
         if row is not None:
             options = non_default_options(cell.task.spec.name, cell.options)
             lb.check_task_options(row, cell.task.spec.name, options, path)

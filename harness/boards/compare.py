@@ -15,18 +15,26 @@ neighbouring statistic. The tests of one comparison are Holm-adjusted together.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from posharness.boards.cell_outputs import (
+    REPLICATES_KEY,
+    CellOutputs,
+    Outputs,
+    outputs_of_bundle_entry,
+    outputs_of_result,
+    row_outputs,
+    row_outputs_from_files,
+)
 from posharness.boards.leaderboard import Leaderboard, Row, Score, load
-from posharness.contracts.examples import Example, read_example
+from posharness.contracts.cell_key import PairKey
+from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MetricType, metric_type
-from posharness.contracts.results import CellResult, read_result
 from posharness.stats.paired_resampling import paired_replicates
 from posharness.stats.paired_tests import (
     RESAMPLES,
@@ -36,23 +44,29 @@ from posharness.stats.paired_tests import (
     mcnemar,
     permutation_test,
 )
-from posharness.storage.io import json_object_lines
+
+__all__ = [  # the outputs' names stay importable from here (cell_outputs holds them)
+    "REPLICATES_KEY",
+    "CellOutputs",
+    "MetricComparison",
+    "Outputs",
+    "RowComparison",
+    "RowFilter",
+    "adjust_comparisons",
+    "compare_files",
+    "compare_metrics",
+    "model_name",
+    "outputs_of_bundle_entry",
+    "outputs_of_result",
+    "pair_rows",
+    "paired_test",
+    "row_outputs",
+    "row_outputs_from_files",
+]
 
 # How far per-example outputs may be from the board's value and still be the same
 # statistic: float summation order, and values the board rounded through JSON.
 REPRODUCE_TOLERANCE = 1e-6
-REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's entries
-
-
-@dataclass
-class CellOutputs:
-    """What a cell kept for paired tests: per-example rows and common-resample replicates."""
-
-    examples: dict[str, Example]  # example id → its output
-    replicates: dict[str, Any] | None = None  # paired_resampling.replicates(...)
-
-
-Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
 
 
 @dataclass
@@ -99,26 +113,17 @@ def model_name(spec: str) -> str:
     return spec if spec.startswith("hf:") else spec.partition("@")[0]
 
 
-# Settings two rows must share to be paired: the same evaluation and training cuts, and
-# the same split definition and reference corpus (two corpora give two rows of one model
-# and mode, which must each find their own partner, not collapse into one).
-PAIRED_SETTINGS = ("limit", "train_limit", "split", "reference")
-
-
-def _limits(row: Row) -> tuple[Any, ...]:
-    return tuple(row.settings.get(key) for key in PAIRED_SETTINGS)
-
-
 def pair_rows(
     left: Leaderboard, right: Leaderboard, keep: RowFilter = RowFilter()
 ) -> list[tuple[Row, Row]]:
     """One pair per (model, mode, limits) both boards hold — never a cross product.
 
-    Models match by spec; failing that by registered name (``tupe-r`` before training
-    against ``tupe-r@checkpoint`` after); failing that, when each board holds one model,
-    those two. Rows of other limits are never paired with each other; other settings (a
-    forced attention path, the device kind, a reference corpus) may differ, since eager
-    against SDPA or GPU against CPU are comparisons worth making.
+    Rows pair when their keys' pairing keys agree (``RowKey.pairing``: mode, limits,
+    split definition and reference corpus) and their models match: by spec; failing that
+    by registered name (``tupe-r`` before training against ``tupe-r@checkpoint`` after);
+    failing that, when each board holds one model, those two. A forced attention path or
+    the device kind may differ, since eager against SDPA or GPU against CPU are
+    comparisons worth making.
     """
     a_rows = [r for r in left.rows if keep.keeps(r)]
     b_rows = [r for r in right.rows if keep.keeps(r)]
@@ -126,13 +131,11 @@ def pair_rows(
     if _one_model_each(a_rows, b_rows):
         matchers.append(lambda r: "the one model")
     for identify in matchers:
-        b_index: dict[tuple[Any, ...], Row] = {}
+        b_index: dict[tuple[str, PairKey], Row] = {}
         for b in b_rows:
-            b_index.setdefault((identify(b), b.mode, *_limits(b)), b)
+            b_index.setdefault((identify(b), b.key.pairing), b)
         pairs = [
-            (a, b_index[key])
-            for a in a_rows
-            if (key := (identify(a), a.mode, *_limits(a))) in b_index
+            (a, b_index[key]) for a in a_rows if (key := (identify(a), a.key.pairing)) in b_index
         ]
         if pairs:
             return pairs
@@ -184,80 +187,6 @@ def adjust_comparisons(metrics: list[MetricComparison]) -> None:
     adjust([m.test for m in metrics if m.test is not None])
 
 
-# -- where the per-example outputs come from --------------------------------------------
-
-
-def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
-    """A result file's kept outputs: its examples file and its replicates."""
-    replicates = result.details.get(REPLICATES_KEY)
-    examples: dict[str, Example] = {}
-    if result.examples_file is not None:
-        examples_path = path.parent / result.examples_file
-        if examples_path.exists():
-            lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
-            examples = _by_id(read_example(e, f"{examples_path}:{n}") for n, e in lines)
-    if not examples and not replicates:
-        return None
-    return CellOutputs(examples, replicates)
-
-
-def outputs_of_bundle_entry(entry: dict[str, Any]) -> CellOutputs:
-    rows = _by_id(read_example(e, "examples bundle") for e in entry.get("examples", []))
-    return CellOutputs(rows, entry.get(REPLICATES_KEY))
-
-
-def _by_id(examples: Iterable[Example]) -> dict[str, Example]:
-    return {example.id: example for example in examples}
-
-
-def row_outputs(
-    row: Row,
-    board: Path,
-    at_hand: Callable[[str], tuple[Path, CellResult] | None],
-    bundle: dict[str, Any],
-    missing: list[str],
-    not_bundled: list[str] | None = None,
-) -> Outputs:
-    """task → the outputs of the lowest seed that kept any: from the result files at
-    hand (``at_hand`` finds one by the path the board names), else from the board's
-    bundle; result files found in neither are added to ``missing``."""
-    kept: dict[str, tuple[int, CellOutputs]] = {}
-
-    def keep(task: str, seed: int, outputs: CellOutputs | None) -> None:
-        if outputs is not None and (task not in kept or kept[task][0] > seed):
-            kept[task] = (seed, outputs)
-
-    for relative in row.results:
-        found = at_hand(relative)
-        if found is None:
-            entry = bundle.get(Path(relative).as_posix())
-            if entry is not None:
-                keep(entry["task"], entry["seed"], outputs_of_bundle_entry(entry))
-                continue
-            shown = os.path.normpath(board.parent / relative)  # no "board/../../"
-            if shown not in missing:  # both sides may name one file
-                missing.append(shown)
-                if bundle and not_bundled is not None:
-                    not_bundled.append(shown)
-            continue
-        path, result = found
-        keep(result.task.name, result.seed, outputs_of_result(path, result))
-    return {task: outputs for task, (_, outputs) in kept.items()}
-
-
-def row_outputs_from_files(
-    row: Row, board: Path, missing: list[str], not_bundled: list[str]
-) -> Outputs:
-    """``row_outputs`` with result files looked for beside the board, where it names them."""
-    from posharness.boards.example_bundle import read_bundle
-
-    def beside(relative: str) -> tuple[Path, CellResult] | None:
-        path = board.parent / relative
-        return (path, read_result(path)) if path.exists() else None
-
-    return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)
-
-
 # -- the test of one metric --------------------------------------------------------------
 
 
@@ -289,6 +218,15 @@ def _reproduces(value: float, reported: float) -> bool:
     return math.isclose(value, reported, rel_tol=REPRODUCE_TOLERANCE, abs_tol=REPRODUCE_TOLERANCE)
 
 
+def _different_examples(a: Collection[str], b: Collection[str]) -> str:
+    """Why two cells' outputs give no paired test: they are of other examples."""
+    shared = len(set(a) & set(b))
+    return (
+        f"the cells scored different examples (A {len(a)}, B {len(b)}, {shared} shared): "
+        "the printed Δ is not a paired difference"
+    )
+
+
 def _test_mean(
     a: dict[str, Example],
     b: dict[str, Example],
@@ -307,10 +245,7 @@ def _test_mean(
             )
         return None, f"the examples carry no per-example '{metric}': no paired test possible"
     if ids_a != ids_b:
-        return None, (
-            f"the cells scored different examples (A {len(ids_a)}, B {len(ids_b)}, "
-            f"{len(ids_a & ids_b)} shared): the printed Δ is not a paired difference"
-        )
+        return None, _different_examples(ids_a, ids_b)
     shared = sorted(ids_a)
     if len(shared) < 2:
         return None, "one shared example: too few for a paired test"
@@ -378,10 +313,7 @@ def _bootstrap_predictions(
     if not left or not right:
         return None
     if left.keys() != right.keys():
-        return None, (
-            f"the cells scored different examples (A {len(left)}, B {len(right)}): the "
-            "printed Δ is not a paired difference"
-        )
+        return None, _different_examples(left.keys(), right.keys())
     shared = sorted(left)
     if any(left[k].label != right[k].label for k in shared):
         return None, "the two sides hold different gold labels for the same examples"

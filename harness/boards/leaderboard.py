@@ -22,88 +22,61 @@ it under the board's lock (``.<board>.lock`` beside it), so no run loses another
 from __future__ import annotations
 
 import os
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel
-
-from posharness.base.errors import DataError, PosharnessError, SchemaError, SettingsConflictError
-from posharness.boards.row_settings import of_result, row_key, settings_of
-from posharness.contracts.results import (
-    CellResult,
-    portable_options,
-    read_json_file,
-    read_result,
-    read_versioned,
+from posharness.base.errors import DataError, PosharnessError, SchemaError
+from posharness.boards.merge import (
+    MergeSummary,
+    check_task_options,
+    merge,
+    merge_with_summary,
 )
+from posharness.boards.row_settings import settings_of
+from posharness.boards.schema import (
+    NOT_SHIPPED,
+    NOT_SHIPPED_NOTE,
+    SCHEMA_VERSION,
+    Column,
+    Leaderboard,
+    Row,
+    Score,
+    results_note_of,
+    sorted_rows,
+)
+from posharness.contracts.cell_key import RowKey, key_of_result
+from posharness.contracts.results import CellResult, read_json_file, read_result, read_versioned
 from posharness.storage.io import atomic_write_text, exclusive, sweep_stale_temporaries
 
-SCHEMA_VERSION = 1
+__all__ = [  # the board's schema and merge, re-exported: callers use ``leaderboard.X``
+    "NOT_SHIPPED",
+    "NOT_SHIPPED_NOTE",
+    "SCHEMA_VERSION",
+    "Column",
+    "Leaderboard",
+    "MergeSummary",
+    "Row",
+    "Score",
+    "build",
+    "check_task_options",
+    "collect_results",
+    "load",
+    "merge",
+    "merge_and_save",
+    "merge_with_summary",
+    "relative_to_board",
+    "results_note_of",
+    "save",
+    "save_if_changed",
+]
+
 # How long a run waits for another run's merge of the same board. A merge takes well under
 # a second, so only a queue of many runs, or a holder that hangs, comes near it.
 LOCK_TIMEOUT_S = 300.0
-
-
-class Score(BaseModel):
-    mean: float
-    sd: float | None = None  # across seeds; None with one seed
-    n_seeds: int
-    ci_low: float | None = None  # the task's own interval, with one seed
-    ci_high: float | None = None
-
-
-class Column(BaseModel):
-    task: str
-    metric: str
-    headline: bool  # shown by default
-
-    @property
-    def key(self) -> str:
-        return f"{self.task}/{self.metric}"
-
-
-NOT_SHIPPED = "results/"  # the prefix of keys that name result files kept elsewhere
-NOT_SHIPPED_NOTE = (
-    "result files named results/<output folder>/… are not shipped with this board: they "
-    "lay outside its folder when it was built (report: --results DIR with the run's "
-    "--output-dir; compare reads the per-example bundle NAME.examples.json.gz)"
-)
-
-
-class Row(BaseModel):
-    model: str
-    fingerprint: str
-    mode: str
-    exact: bool
-    definition: str | None = None
-    pe_family: str
-    scores: dict[str, Score]  # column key → score
-    results: list[str]  # result files, relative to the leaderboard file (relative_to_board)
-    # ROW_SETTINGS values where set, and "options": {task: {key: value}} (row_settings.py)
-    settings: dict[str, Any] = {}
-    # False on rows written before settings were recorded: their options are unknown, so
-    # no merge can be refused for differing from them.
-    settings_known: bool = False
-    flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
-
-    @property
-    def key(self) -> tuple[Any, ...]:
-        """(fingerprint, mode, *ROW_SETTINGS values): see ``row_settings.row_key``."""
-        return row_key(self.fingerprint, self.mode, self.settings)
-
-
-class Leaderboard(BaseModel):
-    schema_version: Literal[1] = SCHEMA_VERSION
-    name: str
-    created_at: str
-    columns: list[Column]
-    rows: list[Row]
-    results_note: str | None = None  # NOT_SHIPPED_NOTE when rows name unshipped results
 
 
 def collect_results(folder: Path) -> list[tuple[Path, CellResult]]:
@@ -124,17 +97,16 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
     """Aggregate results into rows; ``location`` is where the leaderboard will be saved."""
     columns: dict[str, Column] = {}
     rank: dict[str, int] = {}  # headline metrics keep the order the task declares
-    groups: dict[tuple[Any, ...], list[tuple[Path, CellResult]]] = defaultdict(list)
+    groups: dict[RowKey, list[tuple[Path, CellResult]]] = defaultdict(list)
     for path, result in results:
-        key = row_key(result.model.fingerprint, result.mode.name, of_result(result))
-        groups[key].append((path, result))
+        groups[key_of_result(result).row].append((path, result))
         headline = result.task.headline_metrics or [result.task.main_metric]
         for metric in result.metrics:
             column = Column(task=result.task.name, metric=metric, headline=metric in headline)
             columns.setdefault(column.key, column)
             rank[column.key] = headline.index(metric) if metric in headline else len(headline)
     rows = []
-    for (_, mode, *_), members in groups.items():
+    for key, members in groups.items():
         first = members[0][1]
         by_column: dict[str, list[tuple[int, Any]]] = defaultdict(list)
         for _, result in members:
@@ -145,7 +117,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
             Row(
                 model=first.model.spec,
                 fingerprint=first.model.fingerprint,
-                mode=mode,
+                mode=key.mode,
                 exact=first.mode.exact,
                 definition=first.mode.definition,
                 pe_family=str(first.model.pe_card.get("family", "unknown")),
@@ -161,170 +133,9 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
         name=name,
         created_at=datetime.now(UTC).isoformat(),
         columns=ordered,
-        rows=_sorted_rows(rows),
+        rows=sorted_rows(rows),
         results_note=results_note_of(rows),
     )
-
-
-def results_note_of(rows: list[Row]) -> str | None:
-    unshipped = any(path.startswith(NOT_SHIPPED) for row in rows for path in row.results)
-    return NOT_SHIPPED_NOTE if unshipped else None
-
-
-@dataclass(frozen=True)
-class MergeSummary:
-    """What a merge did to the rows a board held, so a run can say it truthfully."""
-
-    added: int = 0  # rows the board did not hold (other model, mode or settings)
-    joined: int = 0  # rows that gained a task they did not hold
-    replaced: tuple[str, ...] = ()  # "row label: task" whose earlier scores were replaced
-    unchanged: int = 0  # rows whose tasks were rerun to the same scores
-    kept: int = 0  # rows this run did not touch
-
-    def __bool__(self) -> bool:
-        """True: the fresh rows went into a board that already held rows."""
-        return True
-
-    def text(self) -> str:
-        """``2 rows added, scores of locality_symmetry replaced in 1 row …``."""
-        parts = []
-        if self.added:
-            parts.append(f"{_count(self.added, 'row')} added")
-        if self.joined:
-            parts.append(f"{_count(self.joined, 'row')} gained a task")
-        if self.replaced:
-            parts.append(f"earlier scores replaced for {'; '.join(self.replaced)}")
-        if self.unchanged:
-            parts.append(f"{_count(self.unchanged, 'row')} rerun to the same scores")
-        if self.kept:
-            parts.append(f"{_count(self.kept, 'other row')} kept")
-        return ", ".join(parts) or "nothing changed"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def merge(
-    earlier: Leaderboard,
-    fresh: Leaderboard,
-    where: Path | None = None,
-    replace_settings: bool = False,
-) -> Leaderboard:
-    """``fresh`` written over ``earlier`` (see :func:`merge_with_summary`)."""
-    return merge_with_summary(earlier, fresh, where, replace_settings)[0]
-
-
-def merge_with_summary(
-    earlier: Leaderboard,
-    fresh: Leaderboard,
-    where: Path | None = None,
-    replace_settings: bool = False,
-) -> tuple[Leaderboard, MergeSummary]:
-    """``fresh`` written over ``earlier``: a run adds to a leaderboard instead of replacing it.
-
-    A fresh row is added beside the earlier ones unless one has its key — the same model
-    fingerprint, mode and every row setting (``row_settings.ROW_SETTINGS``: limits,
-    attention path, device, split and reference corpus) — so a row of other settings is
-    never replaced. Within a matching row, every task the fresh row holds replaces that
-    task's earlier scores; tasks and result paths it did not compute are kept as they
-    were, so running one task more never wipes the others (a committed leaderboard whose
-    result files are not at hand included). A task rerun with other options than the row
-    holds is refused, naming both, unless ``replace_settings`` (``--overwrite``) asks for
-    the new options to replace them. The summary says which of these happened.
-    """
-    rows = {row.key: row for row in earlier.rows}
-    added = joined = unchanged = 0
-    replaced: list[str] = []
-    for row in fresh.rows:
-        old = rows.get(row.key)
-        if old is None:
-            rows[row.key] = row
-            added += 1
-            continue
-        tasks = {key.split("/", 1)[0] for key in row.scores}
-        if not replace_settings:
-            _check_same_options(old, row, tasks, where)
-        held = {key.split("/", 1)[0] for key in old.scores} & tasks
-        changed = sorted(t for t in held if _task_scores(old, t) != _task_scores(row, t))
-        replaced += [f"{row.model} ({row.mode}): {task}" for task in changed]
-        joined += bool(tasks - held)
-        unchanged += not changed and not (tasks - held)
-        kept = {k: v for k, v in old.scores.items() if k.split("/", 1)[0] not in tasks}
-        paths = [p for p in old.results if Path(p).name.split("__", 1)[0] not in tasks]
-        options = {
-            task: values
-            for task, values in old.settings.get("options", {}).items()
-            if task not in tasks
-        } | row.settings.get("options", {})
-        settings = {k: v for k, v in row.settings.items() if k != "options"}
-        flags = {t: f for t, f in old.flags.items() if t not in tasks} | row.flags
-        rows[row.key] = row.model_copy(
-            update={
-                "scores": kept | row.scores,
-                "results": sorted(set(paths) | set(row.results)),
-                "settings": settings | ({"options": options} if options else {}),
-                "flags": flags,
-            }
-        )
-    fresh_tasks = {c.task for c in fresh.columns}
-    columns = fresh.columns + [c for c in earlier.columns if c.task not in fresh_tasks]
-    merged = list(rows.values())
-    board = fresh.model_copy(
-        update={
-            "name": earlier.name,  # the board's display name, not the run's (e.g. "smoke test")
-            "columns": _stable_by_task(columns),
-            "rows": _sorted_rows(merged),
-            "results_note": results_note_of(merged),
-        }
-    )
-    touched = len({row.key for row in fresh.rows})
-    summary = MergeSummary(
-        added, joined, tuple(replaced), unchanged, kept=len(earlier.rows) - (touched - added)
-    )
-    return board, summary
-
-
-def _task_scores(row: Row, task: str) -> dict[str, Score]:
-    return {k: v for k, v in row.scores.items() if k.split("/", 1)[0] == task}
-
-
-def _check_same_options(old: Row, fresh: Row, tasks: set[str], where: Path | None) -> None:
-    for task in sorted(tasks):
-        check_task_options(old, task, fresh.settings.get("options", {}).get(task, {}), where)
-
-
-def check_task_options(
-    row: Row, task: str, options: dict[str, Any], where: Path | None = None
-) -> None:
-    """Refuse to put ``task`` under ``options`` in a row that holds it under others.
-
-    ``options`` may be as the user typed them (admission, before any compute): a data
-    file is compared by the portable name and hash results record, not by its path."""
-    options = portable_options(options)
-    before = row.settings.get("options", {}).get(task, {})
-    held = any(k.startswith(f"{task}/") for k in row.scores)
-    if row.settings_known and held and _named(before) != _named(options):
-        board = f"leaderboard {where}" if where else "the leaderboard"
-        raise SettingsConflictError(
-            f"{board} holds {task} for {row.model} ({row.mode}) with options "
-            f"{_options_text(before)}; this run uses {_options_text(options)}: pass another "
-            "--leaderboard, or rebuild the board from one setting's results"
-        )
-
-
-_CONTENT_HASH = re.compile(r" \(sha256 [0-9a-f]{12}\)$")
-
-
-def _named(options: dict[str, Any]) -> dict[str, Any]:
-    """Options with data files by name only: an edited file under the same name is new data
-    for the same setting (its hash is in the cell identity, so the cell is recomputed and
-    the merge replaces, and says it replaced, the earlier scores), not another setting."""
-    return {k: _CONTENT_HASH.sub("", v) if isinstance(v, str) else v for k, v in options.items()}
-
-
-def _options_text(options: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "the defaults"
 
 
 def _flags(results: list[CellResult]) -> dict[str, list[str]]:
@@ -334,30 +145,6 @@ def _flags(results: list[CellResult]) -> dict[str, list[str]]:
             if flag not in flags[result.task.name]:
                 flags[result.task.name].append(flag)
     return dict(flags)
-
-
-def _stable_by_task(columns: list[Column]) -> list[Column]:
-    """Tasks in name order, as ``build`` sorts them; each task's metrics keep their order."""
-    by_task: dict[str, list[Column]] = defaultdict(list)
-    for column in columns:
-        by_task[column.task].append(column)
-    return [column for task in sorted(by_task) for column in by_task[task]]
-
-
-def _sorted_rows(rows: list[Row]) -> list[Row]:
-    mode_order = {"both": 0, "contextual": 1, "positional": 2}
-    # Within one model and mode: the full run first, then limited rows, largest first.
-    return sorted(
-        rows,
-        key=lambda r: (
-            r.pe_family,
-            r.model,
-            mode_order.get(r.mode, 9),
-            r.fingerprint,
-            -(r.settings.get("limit") or float("inf")),
-            -(r.settings.get("train_limit") or float("inf")),
-        ),
-    )
 
 
 def _score(values: list[tuple[int, Any]]) -> Score:
@@ -457,6 +244,3 @@ def save_if_changed(board: Leaderboard, path: Path) -> bool:
 
 def load(path: Path) -> Leaderboard:
     return read_versioned(path, Leaderboard, "leaderboard", SCHEMA_VERSION)
-
-
-# -- rendering ---------------------------------------------------------------------------

@@ -7,11 +7,11 @@ kind of device (a GPU's kernels are not the CPU's), the same reference corpus (i
 and content hash: the corpus-based split definitions, e.g. ``tisa-mean-word``, subtract
 means taken over it, and the positional term every mode reports is computed under it) and
 the same split definition (``split``). Task options that differ from the defaults are
-recorded beside these, per task. One function derives these settings, and one key matches
-rows, for results being built into a board, rows being merged and cells being admitted
-before any compute alike.
+recorded beside these, per task. The settings are the fields of a cell's key's row key
+(``contracts.cell_key.RowKey``), so one type matches rows for results being built into a
+board, rows being merged and cells being admitted before any compute alike.
 
-Every input of a cell's identity (``identity.cell_identity``) that can change a row's
+Every input of a cell's identity (``run.cell_key.cell_identity``) that can change a row's
 numbers is one of these, part of the row's model fingerprint or mode, or a per-task
 option; the seed is averaged over within a row, and a task's version and data replace
 its earlier scores (the run says so: ``leaderboard.MergeSummary``).
@@ -26,75 +26,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from posharness.contracts.cell_key import ROW_SETTINGS, RowKey, key_of_result
 from posharness.contracts.results import CellResult
-from posharness.run.cell_key import device_class
 
-# The settings besides task options, in the order tables name them.
-# "limit" and "train_limit" stay first: compare pairs rows by the key's mode and limits.
-ROW_SETTINGS = ("limit", "train_limit", "attention", "device", "split", "reference")
+__all__ = ["ROW_SETTINGS", "non_default_options", "of_result", "settings_of"]
 
 
-def distinguishing(
-    limit: int | None,
-    train_limit: int | None,
-    details: Mapping[str, Any],
-    device: str,
-    reference: str | None = None,
-    mode: str | None = None,
-) -> dict[str, Any]:
-    """The ROW_SETTINGS a cell has, left out where it is a plain run's. ``split`` and
-    ``reference`` are kept whenever the model has them: which corpus is "plain" depends
-    on ``--data-dir`` (WikiText-2 there, else the embedded one), so none is assumed."""
-    # The split changes only the contextual and positional modes; a `both` cell that never
-    # prepared the corpus (a fine-tune) must share its row with one that did (geometry).
-    split = {} if mode == "both" else _decomposition(details)
-    found = {
-        "limit": limit,
-        "train_limit": train_limit,
-        "attention": forced_attention(details),
-        "device": accelerator(device),
-        "split": split.get("definition"),
-        "reference": None if mode == "both" else reference or split.get("reference"),
-    }
-    return {key: value for key, value in found.items() if value is not None}
+def row_key(fingerprint: str, mode: str, settings: Mapping[str, Any]) -> RowKey:
+    """``RowKey.of``: kept for plugins that import it from the old path
+    ``posharness.row_settings`` (one release); the core matches rows by ``Row.key``."""
+    return RowKey.of(fingerprint, mode, settings)
 
 
 def of_result(result: CellResult) -> dict[str, Any]:
-    return distinguishing(
-        result.limit,
-        result.train_limit,
-        result.model.details,
-        result.environment.device,
-        result.mode.reference_corpus,
-        result.mode.name,
-    )
-
-
-def row_key(fingerprint: str, mode: str, settings: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Rows are the same row when model, mode and every ROW_SETTINGS value agree."""
-    return (fingerprint, mode, *(settings.get(key) for key in ROW_SETTINGS))
-
-
-def _decomposition(details: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The split a model was loaded with (``--model-arg absolute=…``) and the reference
-    corpus it was prepared over (``name (sha256 …)``), for every mode: one checkpoint
-    under two of them has one fingerprint, and the positional term that mode ``both``
-    reports is computed under them too. Empty for models with no configurable split."""
-    found = details.get("decomposition")
-    return found if isinstance(found, Mapping) else {}
-
-
-def forced_attention(details: Mapping[str, Any]) -> str | None:
-    """``--model-arg attention=eager|sdpa`` when the cell was run with it; None under the
-    default ``auto`` (and for models without the choice)."""
-    choice = details.get("attention")
-    return str(choice) if choice not in (None, "auto") else None
-
-
-def accelerator(device: str) -> str | None:
-    """The kind of device (``cuda``, ``mps``) when it is not a CPU."""
-    kind = device_class(device)
-    return kind if kind != "cpu" else None
+    """A result's row settings, from its key (recorded, or derived for older files)."""
+    return key_of_result(result).row.settings()
 
 
 def non_default_options(task: str, options: dict[str, Any]) -> dict[str, Any]:

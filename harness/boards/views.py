@@ -36,31 +36,11 @@ def _model_labels(board: Leaderboard) -> list[str]:
     ]
 
 
-def _mode_label(row: Row) -> str:
-    """The mode, its definition where not exact, and the row's settings where it has any."""
-    label = row.mode if row.exact else f"{row.mode} ({row.definition})"
-    if "limit" in row.settings:
-        label += f" · limit {row.settings['limit']}"
-    if "train_limit" in row.settings:
-        label += f" · train limit {row.settings['train_limit']}"
-    if "attention" in row.settings:
-        label += f" · attention {row.settings['attention']}"
-    if "device" in row.settings:
-        label += f" · on {row.settings['device']}"
-    if "split" in row.settings and row.settings["split"] != row.definition:
-        label += f" · split {row.settings['split']}"  # mode both: its positional term's
-    if "reference" in row.settings:
-        label += f" · corpus {row.settings['reference']}"
-    for task, options in sorted(row.settings.get("options", {}).items()):
-        label += " · " + ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
-    return label
-
-
 def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[list[str]]]:
     columns = visible_columns(board, all_metrics)
     header = ["PE family", "model", "mode"] + [c.key for c in columns]
     body = [
-        [row.pe_family, label, _mode_label(row)] + [_marked(row, c) for c in columns]
+        [row.pe_family, label, row.label] + [_marked(row, c) for c in columns]
         for row, label in zip(board.rows, _model_labels(board), strict=True)
     ]
     return header, body
@@ -75,7 +55,7 @@ def _marked(row: Row, column: Column) -> str:
 def flag_lines(board: Leaderboard) -> list[str]:
     """``!`` explained: one line per flagged (model, mode, task)."""
     return [
-        f"! {row.model} ({_mode_label(row)}) {task}: {flag}"
+        f"! {row.model} ({row.label}) {task}: {flag}"
         for row in board.rows
         for task, flags in sorted(row.flags.items())
         for flag in flags
@@ -133,7 +113,7 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
     for row, label in zip(board.rows, _model_labels(board), strict=True):
         values = [_marked(row, column) for column in columns]
         table.add_column(
-            f"{label}\n{_mode_label(row)}\n[dim]{row.pe_family}[/]",
+            f"{label}\n{row.label}\n[dim]{row.pe_family}[/]",
             justify="right",
             overflow="fold",
             min_width=max((len(v) for v in values), default=1),  # scores stay whole too

@@ -18,6 +18,7 @@ from pydantic.dataclasses import dataclass
 
 from posharness.base.errors import SchemaError
 from posharness.contracts.adapter import ModeSupport
+from posharness.contracts.cell_key import CellKey
 from posharness.storage.io import atomic_write_text
 
 if TYPE_CHECKING:
@@ -135,7 +136,13 @@ class Timings(BaseModel):
 
 class CellResult(BaseModel):
     schema_version: Literal[1] = SCHEMA_VERSION
-    cell_id: str  # hash of model fingerprint, mode, task name+version+options, seed
+    # hash of every input the result depends on (run/cell_key.py, cell_identity): model
+    # fingerprint, mode and its split definition, task name, version and options, seed,
+    # limits, data identity, the positional term's definition, the device kind
+    cell_id: str
+    # the cell's key by named fields (contracts/cell_key.py); None in results written
+    # before it was recorded: key_of_result derives it from the fields below
+    key: CellKey | None = None
     model: ModelInfo
     mode: ModeInfo
     task: TaskInfo

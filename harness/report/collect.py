@@ -17,6 +17,7 @@ from posharness.boards import leaderboard as lb
 from posharness.boards import views as board_views
 from posharness.boards.example_bundle import bundle_path
 from posharness.boards.row_settings import ROW_SETTINGS
+from posharness.contracts.cell_key import task_of_file
 from posharness.report import drawn
 from posharness.report.artifacts import cell_files, is_image, summary_folders
 from posharness.report.catalogue import OTHER, TaskCatalogue
@@ -155,11 +156,6 @@ def _locate(board: _Board, locator: ResultLocator, catalogue: TaskCatalogue) -> 
                 catalogue.learn(found.result.task)
 
 
-def _task_of(relative: str) -> str:
-    """The task a result path names (``<task>__<mode>__seed<N>.json``), as merges read it."""
-    return Path(relative).name.split("__", 1)[0]
-
-
 def _board_view(
     board: _Board, inputs: ReportInputs, catalogue: TaskCatalogue, study: Study
 ) -> BoardView:
@@ -169,7 +165,7 @@ def _board_view(
     result_folders: dict[Path, str] = {}
     for position, row in enumerate(board.board.rows):
         label = cells[position][1]
-        mode_label = row.mode if row.exact else f"{row.mode} ({row.definition})"
+        mode_label = row.mode_label
         found = sorted(board.found.get(position, {}).values(), key=lambda f: f.result.seed)
         provenance = {}
         for task in dict.fromkeys(c.task for c in board.board.columns if c.key in row.scores):
@@ -185,7 +181,9 @@ def _board_view(
                 row=row,
                 task=task,
                 cells=tuple(CellFacts(f"{f.prefix}.json", f.result) for f in mine),
-                missing=tuple(p for p in board.missing.get(position, []) if _task_of(p) == task),
+                missing=tuple(
+                    p for p in board.missing.get(position, []) if task_of_file(p) == task
+                ),
                 options=row.settings.get("options", {}).get(task, {}),
             )
         rows.append(RowView(position, row, label, mode_label, provenance))

@@ -12,14 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.boards.compare import (
-    Outputs,
-    RowFilter,
-    adjust_comparisons,
-    compare_metrics,
-    pair_rows,
-    row_outputs,
-)
+from posharness.boards.cell_outputs import Outputs, row_outputs
+from posharness.boards.compare import RowFilter, adjust_comparisons, compare_metrics, pair_rows
 from posharness.boards.example_bundle import read_bundle
 from posharness.boards.leaderboard import Leaderboard, Row
 from posharness.report.locate import Found

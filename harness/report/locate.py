@@ -19,7 +19,7 @@ from pathlib import Path
 
 from posharness.base.errors import DataError
 from posharness.boards.leaderboard import Row
-from posharness.boards.row_settings import of_result
+from posharness.contracts.cell_key import key_of_result
 from posharness.contracts.results import CellResult, read_result
 
 
@@ -80,8 +80,8 @@ class ResultLocator:
         longest = max(tails.values())
         best = [path for path in candidates if tails[path] == longest]
         for path in best:  # two runs of one layout: the one holding this row's model
-            result = self._load(path, under_results=True).result
-            if (result.model.fingerprint, result.mode.name) == (row.fingerprint, row.mode):
+            key = key_of_result(self._load(path, under_results=True).result)
+            if (key.fingerprint, key.mode) == (row.fingerprint, row.mode):
                 return path
         return best[0]
 
@@ -109,28 +109,27 @@ def _same(a: float, b: float) -> bool:
 def check_matches(found: Found, row: Row, board: Path) -> None:
     """Refuse a result file whose cell is not the row's, in one line that says which."""
     result = found.result
+    key, wanted = key_of_result(result).row, row.key
     where = f"result file {found.path} does not match leaderboard {board}"
     fix = (
         "pass the --results folder the board was built from, or rebuild the board with "
         "`posharness leaderboard build`"
     )
-    if (result.model.fingerprint, result.mode.name) != (row.fingerprint, row.mode):
+    if (key.fingerprint, key.mode) != (wanted.fingerprint, wanted.mode):
         raise DataError(
-            f"{where}: it holds model {result.model.spec} [{result.model.fingerprint}] in mode "
-            f"{result.mode.name}, the row {row.model} [{row.fingerprint}] in mode {row.mode}: "
-            + fix
+            f"{where}: it holds model {result.model.spec} [{key.fingerprint}] in mode "
+            f"{key.mode}, the row {row.model} [{row.fingerprint}] in mode {row.mode}: " + fix
         )
-    limits = (row.settings.get("limit"), row.settings.get("train_limit"))
-    if (result.limit, result.train_limit) != limits:
+    if (key.limit, key.train_limit) != (wanted.limit, wanted.train_limit):
         raise DataError(
-            f"{where}: it was computed with limits {(result.limit, result.train_limit)}, the "
-            f"row with {limits}: {fix}"
+            f"{where}: it was computed with limits {(key.limit, key.train_limit)}, the "
+            f"row with {(wanted.limit, wanted.train_limit)}: {fix}"
         )
-    settings = of_result(result)
-    for key in ("split", "reference"):  # rows written before these were kept have none
-        if key in row.settings and settings.get(key) != row.settings[key]:
+    for name in ("split", "reference"):  # rows written before these were kept have none
+        if name in row.settings and getattr(key, name) != getattr(wanted, name):
             raise DataError(
-                f"{where}: its {key} is {settings.get(key)}, the row's {row.settings[key]}: " + fix
+                f"{where}: its {name} is {getattr(key, name)}, the row's "
+                f"{getattr(wanted, name)}: " + fix
             )
     for metric, value in result.metrics.items():
         score = row.scores.get(f"{result.task.name}/{metric}")

@@ -13,7 +13,6 @@ from typing import Any
 
 from posharness.boards.compare import MetricComparison, model_name
 from posharness.boards.leaderboard import Column, Row, Score
-from posharness.boards.row_settings import ROW_SETTINGS
 from posharness.contracts.results import CellResult
 
 ALPHA = 0.05  # a paired test's p below this marks a difference as significant
@@ -200,11 +199,7 @@ def spread_text(score: Score | None) -> str:
 
 def settings_text(row: Row, tasks: list[str] | None = None) -> str:
     """What sets a row apart from a plain run: limits, and the options of ``tasks``."""
-    parts = [
-        f"{key.replace('_', ' ')} {row.settings[key]}"
-        for key in ROW_SETTINGS
-        if key in row.settings
-    ]
+    parts = [f"{key.replace('_', ' ')} {value}" for key, value in row.key.settings().items()]
     for task, options in sorted(row.settings.get("options", {}).items()):
         if tasks is None or task in tasks:
             parts += [f"{task}.{k}={v}" for k, v in sorted(options.items())]

@@ -1,11 +1,14 @@
-"""A cell's identity: the hash of everything its result depends on, and the file-name
-suffix that keeps cells of other settings apart.
+"""A cell's key built from a plan's inputs: the one place a ``CellKey`` is made.
 
-A finished cell is skipped on a rerun only when its id matches, so an input missing here
-is a result that silently stays stale (issue 17): tests/unit/core/test_cell_identity.py
-varies every input in turn and checks that the id changes or the result is byte-identical.
-Keys are added only when they differ from a plain CPU float32 run, so ids written before
-a key existed stay valid.
+The key's type and everything it produces (file name, row key, label, pairing key) are in
+``posharness.contracts.cell_key``; here its id is computed: the hash of everything the
+cell's result depends on. A finished cell is skipped on a rerun only when its id
+matches, so an input missing here is a result that silently stays stale (issue 17):
+tests/unit/core/test_cell_identity.py varies every input in turn and checks that the id
+changes or the result is byte-identical, and tests/unit/core/test_cell_key.py checks
+which of id, file name, row key and pairing key each input moves. Keys are added to the
+hash only when they differ from a plain CPU float32 run, so ids written before a key
+existed stay valid.
 """
 
 from __future__ import annotations
@@ -14,8 +17,75 @@ from collections.abc import Mapping
 from typing import Any
 
 from posharness.contracts.adapter import POSITIONAL_TERM, Mode, ModelAdapter, mode_identity
+from posharness.contracts.cell_key import (
+    CellKey,
+    accelerator,
+    device_class,
+    forced_attention,
+    named_corpus,
+    split_and_reference,
+)
+from posharness.contracts.model_spec import ModelSpec
+from posharness.contracts.results import portable_values
 from posharness.contracts.task import Task
 from posharness.storage.hashing import hash_obj
+
+__all__ = [
+    "cell_identity",
+    "device_class",
+    "key_of",
+    "positional_term_identity",
+    "result_suffix",
+]
+
+
+def key_of(
+    spec: ModelSpec,
+    model: ModelAdapter,
+    task: Task,
+    mode: Mode,
+    seed: int,
+    *,
+    options: Mapping[str, Any],
+    data: Any = None,
+    limit: int | None = None,
+    train_limit: int | None = None,
+    dtype: str = "float32",
+    device: str = "cpu",
+    model_args: Mapping[str, str] | None = None,
+) -> CellKey:
+    """The key of one planned cell (``plan.plan`` builds every cell's key here)."""
+    # As the result file records them (portable), so a key read back matches a fresh one.
+    details = portable_values(model.describe())
+    split, reference = split_and_reference(str(mode), details, model.modes[mode].reference_corpus)
+    corpora = {s.reference_corpus for s in model.modes.values() if s.reference_corpus}
+    return CellKey(
+        fingerprint=model.fingerprint(),
+        mode=str(mode),
+        task=task.spec.name,
+        seed=seed,
+        limit=limit,
+        train_limit=train_limit,
+        dtype=dtype,
+        device=accelerator(device),
+        attention=forced_attention(details),
+        split=split,
+        reference=reference,
+        corpus=named_corpus(corpora),
+        folder=spec.results_slug(model_args or {}),
+        cell_id=cell_identity(
+            fingerprint=model.fingerprint(),
+            mode=mode_identity(model, mode, task.spec.needs),
+            task=task,
+            options=options,
+            seed=seed,
+            limit=limit,
+            data=data,
+            positional_term=positional_term_identity(model, task),
+            train_limit=train_limit,
+            device=device,
+        ),
+    )
 
 
 def cell_identity(
@@ -30,8 +100,8 @@ def cell_identity(
     train_limit: int | None = None,
     device: str = "cpu",
 ) -> str:
-    """The hash of everything a cell's result depends on (tests/unit/core/
-    test_cell_identity.py varies each input in turn)."""
+    """The hash of everything a cell's result depends on; ``mode`` is the mode with its
+    split definition (``adapter.mode_identity``)."""
     identity = {
         "fingerprint": fingerprint,
         "mode": str(mode),
@@ -54,10 +124,12 @@ def cell_identity(
     return hash_obj(identity)[:16]
 
 
-def device_class(device: str) -> str:
-    """``cuda`` for ``cuda:1``: the kind of device, whose kernels decide the numbers (two
-    GPUs of one kind give the same ones, so the index is left out)."""
-    return device.split(":")[0]
+def positional_term_identity(model: ModelAdapter, task: Task) -> str | None:
+    """For a task that reads the positional term: the definition and reference corpus it
+    is computed under, whatever mode the cell runs in (None for other tasks)."""
+    if POSITIONAL_TERM not in task.spec.needs:
+        return None
+    return mode_identity(model, Mode.POSITIONAL) if Mode.POSITIONAL in model.modes else "none"
 
 
 def result_suffix(
@@ -67,26 +139,7 @@ def result_suffix(
     device: str = "cpu",
     corpus: str | None = None,
 ) -> str:
-    """What keeps a limited, half-precision or GPU cell's file apart from the full float32
-    CPU one, so neither overwrites the other's result (``__limit10``, ``__train500``,
-    ``__bfloat16``, ``__cuda``); ``corpus``, a reference corpus's label that the caller
-    keeps apart from its default one, adds ``__corpus<8 hex>`` (a run with ``--data-dir``
-    and one without use two corpora, but one results folder)."""
-    parts = [f"limit{limit}"] if limit is not None else []
-    if train_limit is not None:
-        parts.append(f"train{train_limit}")
-    if dtype != "float32":
-        parts.append(dtype)
-    if device_class(device) != "cpu":
-        parts.append(device_class(device))
-    if corpus is not None:
-        parts.append(f"corpus{hash_obj(corpus)[:8]}")
-    return "".join(f"__{part}" for part in parts)
-
-
-def positional_term_identity(model: ModelAdapter, task: Task) -> str | None:
-    """For a task that reads the positional term: the definition and reference corpus it
-    is computed under, whatever mode the cell runs in (None for other tasks)."""
-    if POSITIONAL_TERM not in task.spec.needs:
-        return None
-    return mode_identity(model, Mode.POSITIONAL) if Mode.POSITIONAL in model.modes else "none"
+    """``CellKey.suffix`` of a key with these inputs: kept for plugins that import it from
+    the old path ``posharness.identity`` (one release); the core names files by the key."""
+    key = CellKey("", "", "", 0, limit, train_limit, dtype, accelerator(device), corpus=corpus)
+    return key.suffix

@@ -1,8 +1,8 @@
 """plan: from a run's configuration to its cells, checked before any work.
 
-A cell is one (model, mode, task, seed). Its identity (``cell_id``) hashes the model
-fingerprint, the mode, the task's name, version and resolved options, the seed, the
-limit and the identity of the data it reads. Everything a user can get wrong — a name,
+A cell is one (model, mode, task, seed). Its key (``CellKey``, built by
+``run.cell_key.key_of``) names its result file and leaderboard row and carries its id,
+the hash of everything its result depends on. Everything a user can get wrong — a name,
 an option, a mode the model lacks, an ability a task needs, an unwritable folder, a
 missing dataset — fails here, in one line, before any cell runs.
 """
@@ -30,11 +30,11 @@ from posharness.contracts.adapter import (
     ModelAdapter,
     attention_path_of,
     capability_name,
-    mode_identity,
 )
+from posharness.contracts.cell_key import CellKey
 from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
 from posharness.contracts.task import ReadsData, Task, resolve_options
-from posharness.run.cell_key import cell_identity, positional_term_identity, result_suffix
+from posharness.run.cell_key import key_of
 from posharness.run.config import RunConfig
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
@@ -43,18 +43,35 @@ _T = TypeVar("_T")
 
 @dataclass
 class Cell:
+    """One planned cell: what runs it, and its key (id, file name, row: ``CellKey``)."""
+
     spec: ModelSpec
     model: ModelAdapter
     task: Task
     mode: Mode
     seed: int
     options: dict[str, Any]
-    cell_id: str
-    path: Path  # the result file
-    limit: int | None = None  # --limit, which also names the file (result_suffix)
-    train_limit: int | None = None  # --train-limit, likewise
+    key: CellKey
+    output_dir: Path
     attention_path: str | None = None  # "sdpa" | "eager" where the model says (adapter.py)
     device: str = "cpu"  # the resolved device it is planned for (its kind joins the id)
+
+    @property
+    def cell_id(self) -> str:
+        return self.key.cell_id
+
+    @property
+    def path(self) -> Path:
+        """The result file: ``<output dir>/<model folder>/<key's file name>``."""
+        return self.output_dir / str(self.key.folder) / self.key.file_name
+
+    @property
+    def limit(self) -> int | None:  # --limit, which also names the file
+        return self.key.limit
+
+    @property
+    def train_limit(self) -> int | None:  # --train-limit, likewise
+        return self.key.train_limit
 
     @property
     def label(self) -> str:
@@ -248,9 +265,6 @@ def plan(
     dtype = resolve_dtype(config.dtype, device)
     for spec in specs:
         model = build_adapter(spec, options)
-        settings_suffix = result_suffix(
-            config.limit, dtype, config.train_limit, device, _named_corpus(model)
-        )
         for mode in modes:
             if mode not in model.modes:
                 supported = ", ".join(str(m) for m in model.modes)
@@ -259,47 +273,30 @@ def plan(
                 )
             if isinstance(model, ChecksModes):
                 model.check_mode(mode)
-        for name, task, task_options, identity in prepared:
+        for _, task, task_options, identity in prepared:
             check_capabilities(spec.text, model, task)
             for mode in modes:
                 for seed in config.seeds:
-                    cell_id = cell_identity(
-                        model.fingerprint(),
-                        mode_identity(model, mode, task.spec.needs),
+                    key = key_of(
+                        spec,
+                        model,
                         task,
-                        task_options,
+                        mode,
                         seed,
-                        config.limit,
-                        identity,
-                        positional_term_identity(model, task),
-                        config.train_limit,
-                        device,
+                        options=task_options,
+                        data=identity,
+                        limit=config.limit,
+                        train_limit=config.train_limit,
+                        dtype=dtype,
+                        device=device,
+                        model_args=config.model_args,
                     )
-                    folder = config.output_dir / spec.results_slug(config.model_args)
-                    path = folder / f"{name}__{mode}__seed{seed}{settings_suffix}.json"
-                    cell = Cell(spec, model, task, mode, seed, task_options, cell_id, path)
-                    cell.limit, cell.train_limit = config.limit, config.train_limit
-                    cell.device = device
-                    cell.attention_path = attention_path_of(model, mode, task.spec.needs)
-                    cells.append(cell)
+                    path = attention_path_of(model, mode, task.spec.needs)
+                    cells.append(
+                        Cell(spec, model, task, mode, seed, task_options, key, config.output_dir)
+                    )
+                    cells[-1].device, cells[-1].attention_path = device, path
     return cells
-
-
-# How the embedded reference corpus (models/decompose/reference_text/english.txt) labels
-# itself: the corpus of a run without --data-dir or reference_corpus, whose files keep
-# their plain names.
-EMBEDDED_CORPUS_LABEL = "reference_text/english.txt "
-
-
-def _named_corpus(model: ModelAdapter) -> str | None:
-    """The reference corpus that keeps this model's result files apart (``__corpus…``):
-    it is a row setting (``row_settings``), so a run with ``--data-dir`` (WikiText-2) and
-    one without (the embedded corpus) into one results folder must not share a file name,
-    or the second overwrites the result the first one's row still names. None for the
-    embedded corpus and for models that take no corpus."""
-    labels = {s.reference_corpus for s in model.modes.values() if s.reference_corpus}
-    label = min(labels) if labels else None
-    return None if label is None or label.startswith(EMBEDDED_CORPUS_LABEL) else label
 
 
 def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: Any) -> _T | None:

@@ -1,10 +1,10 @@
 """The pending cells of a planned grid as Ray tasks (``posharness run --executor ray``).
 
-The driver plans the grid exactly as a serial run does (so cell ids, result paths and
-the skip of finished cells are the same), then submits each pending cell as a Ray task
-with ``--cpus-per-cell`` / ``--gpus-per-cell``. A worker re-plans its one cell from the
-run's configuration (models are not shipped between processes), checks that it arrives at
-the same cell id, runs it with the serial runner's own ``execute`` and writes the result
+The driver plans the grid exactly as a serial run does (so cell keys — ids, result paths
+— and the skip of finished cells are the same), then submits each pending cell as a Ray
+task with ``--cpus-per-cell`` / ``--gpus-per-cell``. A worker re-plans its one cell from
+the run's configuration (models are not shipped between processes), checks that it
+arrives at the same cell key, runs it with the serial runner's own ``execute`` and writes the result
 where the serial run would: the output, cache and data folders must be on a filesystem
 every node sees (as on a Slurm cluster). A task whose cell is several independent
 trainings (:class:`posharness.contracts.task.SplitsIntoRuns`, a fine-tune protocol's runs) gets one
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from posharness.base.errors import OptionError, PosharnessError
 
 if TYPE_CHECKING:
+    from posharness.contracts.cell_key import CellKey
     from posharness.contracts.results import CellResult
     from posharness.run.config import RunConfig
     from posharness.run.plan import Cell
@@ -51,11 +52,8 @@ class CellJob:
 
     config: RunConfig
     spec: str
-    task: str
-    mode: str
-    seed: int
+    key: CellKey  # the cell's task, mode and seed; the worker must plan this very key
     task_args: dict[str, str]  # the cell's resolved --task-args (its groups' folded in)
-    cell_id: str
     includes: tuple[str, ...]  # --include files of the driver
     cwd: str  # relative paths in options mean the driver's working folder
 
@@ -148,11 +146,8 @@ def jobs_for(cells: list[Cell], config: RunConfig) -> list[CellJob]:
         CellJob(
             config=config,
             spec=cell.spec.text,
-            task=cell.task.spec.name,
-            mode=str(cell.mode),
-            seed=cell.seed,
+            key=cell.key,
             task_args=task_args_for(cell.task, config.task_args),
-            cell_id=cell.cell_id,
             includes=tuple(INCLUDED),
             cwd=os.getcwd(),
         )
@@ -233,20 +228,20 @@ def _plan_one(job: CellJob) -> tuple[Cell, RunConfig, str]:
     config = replace(
         job.config,
         models=[job.spec],
-        tasks=[job.task],
-        modes=[job.mode],
-        seeds=[job.seed],
-        task_args={job.task: dict(job.task_args)},
+        tasks=[job.key.task],
+        modes=[job.key.mode],
+        seeds=[job.key.seed],
+        task_args={job.key.task: dict(job.task_args)},
         executor="serial",
     )
     device = resolve_device(config.device)
     cells = plan(config, device)
-    same = [cell for cell in cells if cell.cell_id == job.cell_id]
+    same = [cell for cell in cells if cell.key == job.key]  # id, file and row alike
     if not same:
         raise OptionError(
-            f"{job.spec} · {job.task} · {job.mode}: the worker planned another cell than the "
-            f"driver (device {device}); pass --device and --dtype explicitly so every node "
-            "resolves them alike"
+            f"{job.spec} · {job.key.task} · {job.key.mode}: the worker planned another cell "
+            f"than the driver (device {device}); pass --device and --dtype explicitly so "
+            "every node resolves them alike"
         )
     return same[0], config, device
 

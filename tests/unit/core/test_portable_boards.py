@@ -261,9 +261,12 @@ def test_a_rerun_naming_the_same_data_file_by_another_path_is_admitted(tmp_path:
 
 
 def test_a_result_file_name_can_keep_two_reference_corpora_apart() -> None:
-    from posharness.run.cell_key import result_suffix
+    from dataclasses import replace
 
-    wiki = result_suffix(None, "float32", corpus="wikitext-2/wiki.valid.tokens (sha256 f0)")
-    embedded = result_suffix(None, "float32", corpus="reference_text/english.txt (sha256 aa)")
-    assert wiki.startswith("__corpus") and wiki != embedded
-    assert result_suffix(None, "float32") == ""  # names written before stay valid
+    from posharness.contracts.cell_key import CellKey
+
+    plain = CellKey(fingerprint="f", mode="both", task="t", seed=0)
+    wiki = replace(plain, corpus="wikitext-2/wiki.valid.tokens (sha256 f0)")
+    embedded = replace(plain, corpus="reference_text/english.txt (sha256 aa)")
+    assert wiki.suffix.startswith("__corpus") and wiki.suffix != embedded.suffix
+    assert plain.suffix == "" and plain.file_name == "t__both__seed0.json"  # names stay valid

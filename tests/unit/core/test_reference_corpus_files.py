@@ -13,6 +13,10 @@ from tests.unit.models.hf.test_hf_modes import write_corpus
 
 
 def planned_paths(tiny_bert: Path, tmp_path: Path, **model_args: str) -> list[str]:
+    return [cell.key.file_name for cell in plan_cells(tiny_bert, tmp_path, **model_args)]
+
+
+def plan_cells(tiny_bert: Path, tmp_path: Path, **model_args: str) -> list:
     config = RunConfig(
         models=[f"hf:{tiny_bert}"],
         tasks=["locality_symmetry"],
@@ -20,7 +24,7 @@ def planned_paths(tiny_bert: Path, tmp_path: Path, **model_args: str) -> list[st
         model_args=model_args,
         output_dir=tmp_path / "results",
     )
-    return [cell.path.name for cell in plan(config, "cpu")]
+    return plan(config, "cpu")
 
 
 def test_the_embedded_corpus_keeps_plain_names_and_another_corpus_its_own(
@@ -33,7 +37,8 @@ def test_the_embedded_corpus_keeps_plain_names_and_another_corpus_its_own(
     ]
     corpus = write_corpus(tmp_path)
     named = planned_paths(tiny_bert, tmp_path, reference_corpus=str(corpus))
-    assert all(name.split("__")[-1].startswith("corpus") for name in named), named
+    keys = [cell.key for cell in plan_cells(tiny_bert, tmp_path, reference_corpus=str(corpus))]
+    assert all(key.corpus and key.suffix.startswith("__corpus") for key in keys), named
     assert set(named).isdisjoint(embedded)  # every mode's file, `both` included
     corpus.write_text(corpus.read_text() + "one more line\n")  # other content, other file
     assert set(planned_paths(tiny_bert, tmp_path, reference_corpus=str(corpus))).isdisjoint(named)

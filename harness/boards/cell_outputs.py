@@ -1,0 +1,99 @@
+"""Where a row's per-example outputs come from, for a paired test: the result files at
+hand (their examples file and replicates), else the board's examples bundle."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posharness.boards.leaderboard import Row
+from posharness.contracts.examples import Example, read_example
+from posharness.contracts.results import CellResult, read_result
+from posharness.storage.io import json_object_lines
+
+REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's entries
+
+
+@dataclass
+class CellOutputs:
+    """What a cell kept for paired tests: per-example rows and common-resample replicates."""
+
+    examples: dict[str, Example]  # example id → its output
+    replicates: dict[str, Any] | None = None  # paired_resampling.replicates(...)
+
+
+Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
+
+
+def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
+    """A result file's kept outputs: its examples file and its replicates."""
+    replicates = result.details.get(REPLICATES_KEY)
+    examples: dict[str, Example] = {}
+    if result.examples_file is not None:
+        examples_path = path.parent / result.examples_file
+        if examples_path.exists():
+            lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
+            examples = _by_id(read_example(e, f"{examples_path}:{n}") for n, e in lines)
+    if not examples and not replicates:
+        return None
+    return CellOutputs(examples, replicates)
+
+
+def outputs_of_bundle_entry(entry: dict[str, Any]) -> CellOutputs:
+    rows = _by_id(read_example(e, "examples bundle") for e in entry.get("examples", []))
+    return CellOutputs(rows, entry.get(REPLICATES_KEY))
+
+
+def _by_id(examples: Iterable[Example]) -> dict[str, Example]:
+    return {example.id: example for example in examples}
+
+
+def row_outputs(
+    row: Row,
+    board: Path,
+    at_hand: Callable[[str], tuple[Path, CellResult] | None],
+    bundle: dict[str, Any],
+    missing: list[str],
+    not_bundled: list[str] | None = None,
+) -> Outputs:
+    """task → the outputs of the lowest seed that kept any: from the result files at
+    hand (``at_hand`` finds one by the path the board names), else from the board's
+    bundle; result files found in neither are added to ``missing``."""
+    kept: dict[str, tuple[int, CellOutputs]] = {}
+
+    def keep(task: str, seed: int, outputs: CellOutputs | None) -> None:
+        if outputs is not None and (task not in kept or kept[task][0] > seed):
+            kept[task] = (seed, outputs)
+
+    for relative in row.results:
+        found = at_hand(relative)
+        if found is None:
+            entry = bundle.get(Path(relative).as_posix())
+            if entry is not None:
+                keep(entry["task"], entry["seed"], outputs_of_bundle_entry(entry))
+                continue
+            shown = os.path.normpath(board.parent / relative)  # no "board/../../"
+            if shown not in missing:  # both sides may name one file
+                missing.append(shown)
+                if bundle and not_bundled is not None:
+                    not_bundled.append(shown)
+            continue
+        path, result = found
+        keep(result.task.name, result.seed, outputs_of_result(path, result))
+    return {task: outputs for task, (_, outputs) in kept.items()}
+
+
+def row_outputs_from_files(
+    row: Row, board: Path, missing: list[str], not_bundled: list[str]
+) -> Outputs:
+    """``row_outputs`` with result files looked for beside the board, where it names them."""
+    from posharness.boards.example_bundle import read_bundle
+
+    def beside(relative: str) -> tuple[Path, CellResult] | None:
+        path = board.parent / relative
+        return (path, read_result(path)) if path.exists() else None
+
+    return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)
