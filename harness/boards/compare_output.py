@@ -61,7 +61,7 @@ def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> l
                     "a_mode": row.a.mode,
                     "b_model": row.b.model,
                     "b_mode": row.b.mode,
-                    "limit": row.a.settings.get("limit"),
+                    "limit": row.a.key.limit,
                     "task": task,
                     "metric": metric,
                     "metric_type": m.kind.label if m.kind else None,
@@ -139,7 +139,7 @@ def as_markdown(comparisons: list[RowComparison], keys: set[str] | None = None) 
     ]
     for row in comparisons:
         a, b = row.a, row.b
-        limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""
+        limit = f", limit {a.key.limit}" if a.key.limit is not None else ""
         lines += [f"## A = {a.model} ({a.mode}{limit}) · B = {b.model} ({b.mode}{limit})", ""]
         rule = ["---" if i in LEFT else "---:" for i in range(len(HEADERS))]
         lines += ["| " + " | ".join(HEADERS) + " |", "| " + " | ".join(rule) + " |"]

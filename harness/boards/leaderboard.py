@@ -1,12 +1,14 @@
 """Leaderboards: one row per (model, mode, settings), one column per task metric, mean ± sd
 over seeds.
 
-A row's ``settings`` say what sets it apart from a plain run: ``limit`` and
-``train_limit`` (cells computed or trained on at most that many examples), ``attention``
-(a forced attention path), ``device`` (a GPU or other accelerator rather than the CPU)
-and ``options`` (task options that differ from the task's defaults). Rows with other
-limits, path or device are kept apart; a merge that would put one task's scores under two
-sets of options in one row is refused in one line.
+A cell joins the row of its key's row key (``contracts.cell_key.RowKey``): the model
+fingerprint, the mode and the row settings ``limit`` and ``train_limit`` (cells computed
+or trained on at most that many examples), ``attention`` (a forced attention path),
+``device`` (a GPU or other accelerator rather than the CPU), ``split`` and ``reference``
+(the split definition and reference corpus); a row stores them by name in ``settings``,
+beside ``options`` (task options that differ from the task's defaults). A merge that
+would put one task's scores under two sets of options in one row is refused in one line
+(``merge``). The file's types are in ``schema``; this module builds, saves and loads.
 
 A leaderboard is built from result files and saved as JSON (with ``schema_version``);
 each row keeps the paths of the results it came from, relative to the leaderboard, so

@@ -98,7 +98,7 @@ def sorted_rows(rows: list[Row]) -> list[Row]:
             r.model,
             mode_order.get(r.mode, 9),
             r.fingerprint,
-            -(r.settings.get("limit") or float("inf")),
-            -(r.settings.get("train_limit") or float("inf")),
+            -(r.key.limit or float("inf")),
+            -(r.key.train_limit or float("inf")),
         ),
     )
