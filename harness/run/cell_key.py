@@ -14,6 +14,7 @@ existed stay valid.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from posharness.contracts.adapter import POSITIONAL_TERM, Mode, ModelAdapter, mode_identity
@@ -36,7 +37,19 @@ __all__ = [
     "key_of",
     "positional_term_identity",
     "result_suffix",
+    "RunSettings",
 ]
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every cell of one run shares that enters its key."""
+
+    limit: int | None = None  # --limit: evaluation examples
+    train_limit: int | None = None  # --train-limit: training examples
+    dtype: str = "float32"  # resolved (``auto`` is decided before planning)
+    device: str = "cpu"  # resolved; only its kind enters the key
+    model_args: Mapping[str, str] = field(default_factory=dict)  # --model-arg values
 
 
 def key_of(
@@ -45,16 +58,14 @@ def key_of(
     task: Task,
     mode: Mode,
     seed: int,
-    *,
     options: Mapping[str, Any],
-    data: Any = None,
-    limit: int | None = None,
-    train_limit: int | None = None,
-    dtype: str = "float32",
-    device: str = "cpu",
-    model_args: Mapping[str, str] | None = None,
+    data: Any,
+    run: RunSettings,
 ) -> CellKey:
-    """The key of one planned cell (``plan.plan`` builds every cell's key here)."""
+    """The key of one planned cell (``plan.plan`` builds every cell's key here);
+    ``options`` are the task's resolved options, ``data`` its data identity (None for a
+    task that reads no files)."""
+    limit, train_limit, device = run.limit, run.train_limit, run.device
     # As the result file records them (portable), so a key read back matches a fresh one.
     details = portable_values(model.describe())
     split, reference = split_and_reference(str(mode), details, model.modes[mode].reference_corpus)
@@ -66,13 +77,13 @@ def key_of(
         seed=seed,
         limit=limit,
         train_limit=train_limit,
-        dtype=dtype,
+        dtype=run.dtype,
         device=accelerator(device),
         attention=forced_attention(details),
         split=split,
         reference=reference,
         corpus=named_corpus(corpora),
-        folder=spec.results_slug(model_args or {}),
+        folder=spec.results_slug(run.model_args),
         cell_id=cell_identity(
             fingerprint=model.fingerprint(),
             mode=mode_identity(model, mode, task.spec.needs),

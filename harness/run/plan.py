@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,7 +34,7 @@ from posharness.contracts.adapter import (
 from posharness.contracts.cell_key import CellKey
 from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
 from posharness.contracts.task import ReadsData, Task, resolve_options
-from posharness.run.cell_key import key_of
+from posharness.run.cell_key import RunSettings, key_of
 from posharness.run.config import RunConfig
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
@@ -263,6 +263,7 @@ def plan(
         raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
     cells = []
     dtype = resolve_dtype(config.dtype, device)
+    run = RunSettings(config.limit, config.train_limit, dtype, device, dict(config.model_args))
     for spec in specs:
         model = build_adapter(spec, options)
         for mode in modes:
@@ -277,25 +278,10 @@ def plan(
             check_capabilities(spec.text, model, task)
             for mode in modes:
                 for seed in config.seeds:
-                    key = key_of(
-                        spec,
-                        model,
-                        task,
-                        mode,
-                        seed,
-                        options=task_options,
-                        data=identity,
-                        limit=config.limit,
-                        train_limit=config.train_limit,
-                        dtype=dtype,
-                        device=device,
-                        model_args=config.model_args,
-                    )
+                    key = key_of(spec, model, task, mode, seed, task_options, identity, run)
                     path = attention_path_of(model, mode, task.spec.needs)
-                    cells.append(
-                        Cell(spec, model, task, mode, seed, task_options, key, config.output_dir)
-                    )
-                    cells[-1].device, cells[-1].attention_path = device, path
+                    cell = Cell(spec, model, task, mode, seed, task_options, key, config.output_dir)
+                    cells.append(replace(cell, attention_path=path, device=device))
     return cells
 
 
