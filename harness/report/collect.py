@@ -16,7 +16,6 @@ from posharness.base.errors import DataError, OptionError
 from posharness.boards import leaderboard as lb
 from posharness.boards import views as board_views
 from posharness.boards.example_bundle import bundle_path
-from posharness.boards.row_settings import ROW_SETTINGS
 from posharness.contracts.cell_key import task_of_file
 from posharness.report import drawn
 from posharness.report.artifacts import cell_files, is_image, summary_folders
@@ -312,10 +311,9 @@ def _how_made(board: lb.Leaderboard, found: list[Found]) -> tuple[str, ...]:
     if board.results_note:  # the board says its result files are not shipped with it
         lines.setdefault(board.results_note, None)
     for row in board.rows:
-        for key in ROW_SETTINGS:
-            if key in row.settings:
-                name = SETTING_NAMES.get(key, key.replace("_", " "))
-                lines.setdefault(f"{name} {row.settings[key]}", None)
+        for key, value in row.key.settings().items():
+            name = SETTING_NAMES.get(key, key.replace("_", " "))
+            lines.setdefault(f"{name} {value}", None)
         for task, options in sorted(row.settings.get("options", {}).items()):
             text = ", ".join(f"{task}.{k}={v}" for k, v in sorted(options.items()))
             lines.setdefault(f"options: {text}", None)
