@@ -329,12 +329,13 @@ def test_cells_a_bundle_lacks_are_told_apart_from_a_board_without_one(capsys) ->
     """minilm.json has a bundle, but its dep_heads and toeplitz cells keep no per-example
     outputs: compare must not advise making a bundle that is already there."""
     from posharness.boards.compare import compare_files
+    from posharness.contracts.cell_key import task_of_file
     from tests.cli_helpers import cli
 
     board = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm.json"
     comparisons = compare_files(board, board)
     assert comparisons and all(c.missing and c.missing == c.not_bundled for c in comparisons)
-    kinds = {Path(p).name.split("__")[0] for c in comparisons for p in c.not_bundled}
+    kinds = {task_of_file(p) for c in comparisons for p in c.not_bundled}
     assert kinds == {"dep_heads", "toeplitz"}
     assert all(len(c.missing) == len(set(c.missing)) == 2 for c in comparisons)
     assert cli("compare", str(board), str(board)) == 0
