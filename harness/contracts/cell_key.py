@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic.dataclasses import dataclass
 
+from posharness.storage.hashing import hash_obj
+
 if TYPE_CHECKING:
     from posharness.contracts.results import CellResult
 
@@ -157,8 +159,6 @@ class CellKey:
         the full float32 CPU one (``__limit10``, ``__train500``, ``__bfloat16``,
         ``__cuda``, ``__corpus<8 hex>``); empty for a plain run, so names written before
         a part existed stay valid."""
-        from posharness.storage.hashing import hash_obj
-
         parts = [f"limit{self.limit}"] if self.limit is not None else []
         if self.train_limit is not None:
             parts.append(f"train{self.train_limit}")
