@@ -40,7 +40,7 @@ MOVED = {
         "paired_resampling": "stats.paired_resampling",
         "plotting": "stats.plotting",
         "planning": "run.plan",
-        "identity": "run.cell_key",
+        "identity": "run.identity",
         "runner": "run.runner",
         "flags": "run.flags",
         "summaries": "run.summaries",

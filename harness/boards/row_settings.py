@@ -11,7 +11,7 @@ recorded beside these, per task. The settings are the fields of a cell's key's r
 (``contracts.cell_key.RowKey``), so one type matches rows for results being built into a
 board, rows being merged and cells being admitted before any compute alike.
 
-Every input of a cell's identity (``run.cell_key.cell_identity``) that can change a row's
+Every input of a cell's identity (``run.identity.cell_identity``) that can change a row's
 numbers is one of these, part of the row's model fingerprint or mode, or a per-task
 option; the seed is averaged over within a row, and a task's version and data replace
 its earlier scores (the run says so: ``leaderboard.MergeSummary``).

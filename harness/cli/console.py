@@ -210,7 +210,7 @@ def _print_row_comparison(comparison, headline: set[str]) -> None:
     from posharness.boards.compare_output import HEADERS, LEFT, table_cells
 
     a, b = comparison.a, comparison.b
-    limit = f", limit {a.settings['limit']}" if "limit" in a.settings else ""
+    limit = f", limit {a.key.limit}" if a.key.limit is not None else ""
     table = Table(title=f"A = {a.model} ({a.mode}{limit})   B = {b.model} ({b.mode}{limit})")
     shown = [m for m in comparison.metrics if m.key in headline]
     notes: dict[str, str] = {}

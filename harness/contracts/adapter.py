@@ -125,7 +125,7 @@ POSITIONAL_TERM = "positional_term"
 
 
 def mode_identity(model: ModelAdapter, mode: Mode, want: frozenset[str] | None = None) -> str:
-    """The mode as part of a cache key or cell id (``run.cell_key.key_of`` hashes it into
+    """The mode as part of a cache key or cell id (``run.identity.key_of`` hashes it into
     the cell's key): its definition and corpus count, and, for calls that ask for
     ``want``, the fused attention path where it runs.
 

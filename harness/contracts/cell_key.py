@@ -2,11 +2,11 @@
 it in a leaderboard row (issue 28, part 1).
 
 A cell is one (model, mode, task, seed) under its settings. ``CellKey`` is built in one
-place from a plan's inputs (``posharness.run.cell_key.key_of``), recorded in the cell's
+place from a plan's inputs (``posharness.run.identity.key_of``), recorded in the cell's
 result file (``CellResult.key``), and is the only thing that makes
 
 - the cell id (``cell_id``: the hash of everything the result depends on, computed when
-  the key is built — ``posharness.run.cell_key.cell_identity``),
+  the key is built — ``posharness.run.identity.cell_identity``),
 - the result file name (``file_name``) and its folder (``folder``),
 - the leaderboard row key (``row``: a :class:`RowKey`, by named fields),
 - the row's human label (``RowKey.label``) and

@@ -36,7 +36,7 @@ class ModelSpec:
 
     def results_slug(self, model_args: Mapping[str, str]) -> str:
         """Where this spec's results go when loaded with ``model_args``: a cell key's
-        ``folder`` (``run.cell_key.key_of`` calls it; ``CellKey`` names the file in it).
+        ``folder`` (``run.identity.key_of`` calls it; ``CellKey`` names the file in it).
 
         Two runs of one spec with other ``--model-arg`` values are other models (another
         seed of a random initialisation, another decomposition), so they get their own

@@ -136,7 +136,7 @@ class Timings(BaseModel):
 
 class CellResult(BaseModel):
     schema_version: Literal[1] = SCHEMA_VERSION
-    # hash of every input the result depends on (run/cell_key.py, cell_identity): model
+    # hash of every input the result depends on (run/identity.py, cell_identity): model
     # fingerprint, mode and its split definition, task name, version and options, seed,
     # limits, data identity, the positional term's definition, the device kind
     cell_id: str

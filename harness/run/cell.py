@@ -139,6 +139,7 @@ def compute(
     elapsed = time.perf_counter() - clock
     result = CellResult(
         cell_id=cell.cell_id,
+        key=cell.key,  # the result records its key; readers take rows and pairs from it
         model=ModelInfo(
             spec=cell.spec.text,
             fingerprint=cell.model.fingerprint(),

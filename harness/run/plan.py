@@ -1,7 +1,7 @@
 """plan: from a run's configuration to its cells, checked before any work.
 
 A cell is one (model, mode, task, seed). Its key (``CellKey``, built by
-``run.cell_key.key_of``) names its result file and leaderboard row and carries its id,
+``run.identity.key_of``) names its result file and leaderboard row and carries its id,
 the hash of everything its result depends on. Everything a user can get wrong — a name,
 an option, a mode the model lacks, an ability a task needs, an unwritable folder, a
 missing dataset — fails here, in one line, before any cell runs.
@@ -34,8 +34,8 @@ from posharness.contracts.adapter import (
 from posharness.contracts.cell_key import CellKey
 from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
 from posharness.contracts.task import ReadsData, Task, resolve_options
-from posharness.run.cell_key import RunSettings, key_of
 from posharness.run.config import RunConfig
+from posharness.run.identity import RunSettings, key_of
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
 _T = TypeVar("_T")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from posharness.contracts.examples import Example
 from posharness.contracts.results import Metric
 from posharness.run.flags import FLAG_HATCH, FLAG_MARK, degenerate_flags, flag_marks
 from tests.result_factory import synthetic_result
@@ -129,7 +130,7 @@ def test_a_probe_cell_marks_its_layers_png_when_the_runner_will_flag_it(
     from posharness.tasks.senteval.scoring import _curve_figure
 
     metrics = {name: Metric(0.5, n=n) for name in ("accuracy", "majority", "chance")}
-    examples = [{"prediction": predictions[i % len(predictions)]} for i in range(n)]
+    examples = [Example(id=str(i), prediction=predictions[i % len(predictions)]) for i in range(n)]
     assert bool(degenerate_flags("accuracy", metrics, examples)) is marked
     curve = [
         {"dev_accuracy": 0.5, "test_accuracy": 0.5},

@@ -65,10 +65,11 @@ def fails_with(capsys, tmp_path: Path, tiny_bert: Path, *fragments: str, args=()
 
 def results(tmp_path: Path) -> dict[str, dict]:
     folder = next((tmp_path / "results").iterdir())
-    return {
-        path.name.split("__")[1]: json.loads(path.read_text())
-        for path in sorted(folder.glob("dep_heads__*__seed0.json"))
-    }
+    found = {}
+    for path in sorted(folder.glob("dep_heads__*__seed0.json")):
+        record = json.loads(path.read_text())
+        found[record["key"]["mode"]] = record  # the result records its key: no name parsing
+    return found
 
 
 def test_three_modes_give_results_a_mode_table_and_a_distance_chart(tmp_path, tiny_bert):

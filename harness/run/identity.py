@@ -1,4 +1,4 @@
-"""A cell's key built from a plan's inputs: the one place a ``CellKey`` is made.
+"""A cell's identity and key built from a plan's inputs: the one place a ``CellKey`` is made.
 
 The key's type and everything it produces (file name, row key, label, pairing key) are in
 ``posharness.contracts.cell_key``; here its id is computed: the hash of everything the
