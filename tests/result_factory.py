@@ -34,7 +34,7 @@ def synthetic_result(
     mode: ModeInfo | str = "both",
     seed: int = 0,
     cell_id: str | None = None,
-    family: str = "test",
+    kind: str = "test",
     version: str = "1",
     pe_card: Mapping[str, Any] | None = None,
     options: Mapping[str, Any] | None = None,
@@ -57,7 +57,7 @@ def synthetic_result(
         task=TaskInfo(
             name=task,
             version=version,
-            family=family,
+            kind=kind,
             main_metric=next(iter(metrics)),
             headline_metrics=list(metrics if headline is None else headline),
             data_hash=f"data-{task}",

@@ -13,7 +13,7 @@ from dataclasses import asdict, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 
 from posharness.base.errors import SchemaError
@@ -81,13 +81,21 @@ class TaskInfo(BaseModel):
 
     name: str
     version: str
-    family: str
+    kind: str  # TaskSpec.kind: attention-geometry, fine-tune, probe, perturbation …
     main_metric: str
     headline_metrics: list[str] = []  # the metrics tables show by default
     data_hash: str  # content hash of the inputs the task used
     # resolved task options (defaults + --task-arg), a data file as a portable name and hash
     options: dict[str, Any] = {}
     settings: dict[str, Any] = {}  # what the task reports it actually used
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_was_family(cls, data: Any) -> Any:
+        """Results written before 0.1's layering call the kind "family"; they still read."""
+        if isinstance(data, dict) and "family" in data and "kind" not in data:
+            data = {("kind" if k == "family" else k): v for k, v in data.items()}
+        return data
 
     @field_validator("options")
     @classmethod
@@ -106,7 +114,7 @@ class TaskInfo(BaseModel):
         return cls(
             name=spec.name,
             version=spec.version,
-            family=spec.kind,
+            kind=spec.kind,
             main_metric=spec.main_metric,
             headline_metrics=list(spec.headline_metrics or (spec.main_metric,)),
             data_hash=data_hash,

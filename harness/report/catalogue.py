@@ -1,7 +1,8 @@
-"""Which family a task belongs to, and how it describes itself.
+"""Which kind a task is (``TaskSpec.kind``: attention-geometry, probe …), and how it
+describes itself; the report files its tasks in sections by kind.
 
-A leaderboard stores task names only. The family comes from the task's own result files
-when they are at hand (``TaskInfo.family``: right even for a plugin that is not installed
+A leaderboard stores task names only. The kind comes from the task's own result files
+when they are at hand (``TaskInfo.kind``: right even for a plugin that is not installed
 here), else from the task registry (the same lazy entries ``posharness list tasks``
 shows), else the task is filed under "other tasks" — a report never fails for not knowing.
 """
@@ -16,16 +17,16 @@ OTHER = "other tasks"
 
 class TaskCatalogue:
     def __init__(self) -> None:
-        self._families: dict[str, str] = {}
+        self._kinds: dict[str, str] = {}
         self._registered: dict[str, tuple[str, str] | None] = {}
         self._groups: dict[str, tuple[str, ...]] | None = None
 
     def learn(self, task: TaskInfo) -> None:
-        self._families.setdefault(task.name, task.family)
+        self._kinds.setdefault(task.name, task.kind)
 
-    def family(self, task: str) -> str:
-        if task in self._families:
-            return self._families[task]
+    def kind(self, task: str) -> str:
+        if task in self._kinds:
+            return self._kinds[task]
         spec = self._spec(task)
         return spec[0] if spec else OTHER
 
@@ -33,13 +34,13 @@ class TaskCatalogue:
         spec = self._spec(task)
         return spec[1] if spec else None
 
-    def family_of_summary(self, prefix: str) -> str:
+    def kind_of_summary(self, prefix: str) -> str:
         """A run's cross-mode summary folder is named after its task or its task group
         (``dep_heads__seed0__summary``, ``shuffle__seed0__summary``)."""
-        if prefix in self._families or self._spec(prefix):
-            return self.family(prefix)
+        if prefix in self._kinds or self._spec(prefix):
+            return self.kind(prefix)
         members = self._group_members(prefix)
-        return self.family(members[0]) if members else OTHER
+        return self.kind(members[0]) if members else OTHER
 
     def _spec(self, task: str) -> tuple[str, str] | None:
         if task not in self._registered:

@@ -25,8 +25,8 @@ from posharness.report.locate import Found, ResultLocator
 from posharness.report.model import (
     BoardView,
     CellFacts,
-    FamilySection,
     FigureRef,
+    KindSection,
     Provenance,
     RowView,
     ScatterView,
@@ -186,7 +186,9 @@ def _board_view(
                 options=row.settings.get("options", {}).get(task, {}),
             )
         rows.append(RowView(position, row, label, mode_label, provenance))
-    sections = _families(board, rows, columns, catalogue, study, figures_by_task, missing_by_task)
+    sections = _kind_sections(
+        board, rows, columns, catalogue, study, figures_by_task, missing_by_task
+    )
     sections = _with_summaries(sections, result_folders, catalogue, study)
     found_all = [f for by_path in board.found.values() for f in by_path.values()]
     board_figures = []
@@ -201,7 +203,7 @@ def _board_view(
         source=board.given,
         created_at=board.board.created_at,
         rows=tuple(rows),
-        families=tuple(sections),
+        kinds=tuple(sections),
         results_named=sum(len(r.results) for r in board.board.rows),
         results_at_hand=len(found_all),
         bundle=bundle_path(board.path).is_file(),
@@ -210,7 +212,7 @@ def _board_view(
     )
 
 
-def _families(
+def _kind_sections(
     board: _Board,
     rows: list[RowView],
     columns: list[lb.Column],
@@ -218,15 +220,15 @@ def _families(
     study: Study,
     figures_by_task: dict[str, list[FigureRef]],
     missing_by_task: dict[str, list[str]],
-) -> list[FamilySection]:
-    by_family: dict[str, list[TaskView]] = defaultdict(list)
+) -> list[KindSection]:
+    by_kind: dict[str, list[TaskView]] = defaultdict(list)
     for task in dict.fromkeys(c.task for c in columns):
         mine = tuple(c for c in columns if c.task == task)
         request = drawn.dots(f"{board.board.name} · {task}", rows, mine)
         dots = _request(study, request, f"{task}: each row's metrics with their intervals")
         view = TaskView(
             name=task,
-            family=catalogue.family(task),
+            kind=catalogue.kind(task),
             description=catalogue.description(task),
             columns=mine,
             figures=((dots,) if dots else ())
@@ -234,47 +236,47 @@ def _families(
             files=tuple(f for f in figures_by_task.get(task, ()) if not is_image(f.href)),
             missing_figures=tuple(missing_by_task.get(task, ())),
         )
-        by_family[view.family].append(view)
-    order = sorted(by_family, key=lambda f: (f == OTHER, f))
+        by_kind[view.kind].append(view)
+    order = sorted(by_kind, key=lambda f: (f == OTHER, f))
     return [
-        FamilySection(
-            family=family,
-            anchor="family-" + re.sub(r"[^a-z0-9]+", "-", family.lower()).strip("-"),
-            tasks=tuple(by_family[family]),
+        KindSection(
+            kind=kind,
+            anchor="kind-" + re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-"),
+            tasks=tuple(by_kind[kind]),
             rows=tuple(
                 r
                 for r in rows
-                if any(c.key in r.row.scores for t in by_family[family] for c in t.columns)
+                if any(c.key in r.row.scores for t in by_kind[kind] for c in t.columns)
             ),
         )
-        for family in order
+        for kind in order
     ]
 
 
 def _with_summaries(
-    sections: list[FamilySection],
+    sections: list[KindSection],
     folders: dict[Path, str],
     catalogue: TaskCatalogue,
     study: Study,
-) -> list[FamilySection]:
-    """A run's views across modes (Fig. 5, Table 3, Table 9 …) go to their task's family."""
+) -> list[KindSection]:
+    """A run's views across modes (Fig. 5, Table 3, Table 9 …) go to their task's kind."""
     figures: dict[str, list[FigureRef]] = defaultdict(list)
     tables: dict[str, list[FigureRef]] = defaultdict(list)
     for summary in summary_folders(sorted(folders), folders):
-        family = catalogue.family_of_summary(summary.prefix)
-        if family not in {s.family for s in sections}:
-            family = sections[-1].family if sections else OTHER
+        kind = catalogue.kind_of_summary(summary.prefix)
+        if kind not in {s.kind for s in sections}:
+            kind = sections[-1].kind if sections else OTHER
         study.copies.extend(summary.copies)
-        figures[family].extend(summary.figures)
-        tables[family].extend(summary.tables)
+        figures[kind].extend(summary.figures)
+        tables[kind].extend(summary.tables)
     return [
-        FamilySection(
-            s.family,
+        KindSection(
+            s.kind,
             s.anchor,
             s.tasks,
             s.rows,
-            tuple(figures.get(s.family, ())),
-            tuple(tables.get(s.family, ())),
+            tuple(figures.get(s.kind, ())),
+            tuple(tables.get(s.kind, ())),
         )
         for s in sections
     ]

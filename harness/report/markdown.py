@@ -77,8 +77,8 @@ def _board(board: BoardView) -> str:
         "! marks a flagged task, ° a number whose result files are not at hand.",
         "",
     ]
-    for section in board.families:
-        lines += [f"## {section.family}", ""]
+    for section in board.kinds:
+        lines += [f"## {section.kind}", ""]
         header = ["PE family", "model", "mode"] + [c.key for c in section.columns]
         rows = []
         for view in section.rows:

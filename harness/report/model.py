@@ -71,7 +71,7 @@ class RowView:
 @dataclass(frozen=True)
 class TaskView:
     name: str
-    family: str
+    kind: str
     description: str | None
     columns: tuple[Column, ...]
     figures: tuple[FigureRef, ...]  # drawn by the report first, then the cells' own
@@ -80,11 +80,11 @@ class TaskView:
 
 
 @dataclass(frozen=True)
-class FamilySection:
-    family: str
+class KindSection:
+    kind: str
     anchor: str
     tasks: tuple[TaskView, ...]
-    rows: tuple[RowView, ...]  # rows with at least one score in this family
+    rows: tuple[RowView, ...]  # rows with at least one score in this kind
     summaries: tuple[FigureRef, ...] = ()  # a run's views across modes (Fig. 5, Table 3 …)
     tables: tuple[FigureRef, ...] = ()  # the same summaries' tables (Markdown, CSV, JSON)
 
@@ -100,7 +100,7 @@ class BoardView:
     source: str  # the path as the user gave it
     created_at: str
     rows: tuple[RowView, ...]
-    families: tuple[FamilySection, ...]
+    kinds: tuple[KindSection, ...]
     results_named: int  # result files the rows name
     results_at_hand: int
     bundle: bool  # per-example outputs kept beside the board (``*.examples.json.gz``)
@@ -127,7 +127,7 @@ class BoardView:
 
     @property
     def tasks(self) -> list[str]:
-        return [t.name for f in self.families for t in f.tasks]
+        return [t.name for f in self.kinds for t in f.tasks]
 
 
 @dataclass(frozen=True)

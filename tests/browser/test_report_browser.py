@@ -116,7 +116,7 @@ def test_every_page_loads_without_console_errors_and_every_image_has_pixels(brow
 
 def test_clicking_a_header_sorts_the_rows(browser, report):
     open_page(browser, report / "boards" / "a.html")
-    table = browser.find_element("css selector", "#family-attention-geometry table.sortable")
+    table = browser.find_element("css selector", "#kind-attention-geometry table.sortable")
     header = table.find_element("css selector", 'th[data-type="num"] button')
     index = int(header.find_element("xpath", "..").get_attribute("data-col"))
     before = [float(v) for v in column_values(table, index)]

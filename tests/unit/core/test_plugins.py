@@ -154,7 +154,7 @@ def table_rows(text: str) -> dict[str, list[str]]:
 
 
 def origin_of(rows: dict[str, list[str]], name: str) -> str:
-    return rows[name][-1]  # columns: name, family, description, origin
+    return rows[name][-1]  # columns: name, kind, description, origin
 
 
 def assert_one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -305,7 +305,7 @@ def test_entry_point_plugin_runs_end_to_end(
     assert len(found) == 1, found
     result = json.loads(found[0].read_text())
     assert result["task"]["name"] == "demo_task"
-    assert result["task"]["family"] == "demo"
+    assert result["task"]["kind"] == "demo"
     assert result["task"]["main_metric"] == "mean_tokens"
     assert result["model"]["spec"].startswith("demo-tiny@")
     # results are portable: a checkpoint outside the working folder by its last parts

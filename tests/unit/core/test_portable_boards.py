@@ -119,7 +119,7 @@ def test_a_data_file_option_is_recorded_by_a_portable_name_and_its_hash(tmp_path
     task = TaskInfo(
         name="dep_heads",
         version="2",
-        family="attention-analysis",
+        kind="attention-analysis",
         main_metric="macro",
         data_hash="h",
         options={"select_treebank": str(data), "relations": "collapsed", "top": 20},

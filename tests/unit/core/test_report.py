@@ -78,7 +78,7 @@ def cell(folder: Path, model: str, mode: str, task: str, metrics: dict[str, Metr
             reference_corpus=None if mode == "both" else "wikitext-2 valid [abc123]",
         ),
         version="3",
-        family="attention-geometry" if task == "locality_symmetry" else "test-probe",
+        kind="attention-geometry" if task == "locality_symmetry" else "test-probe",
         options={"words": 10},
         examples_file=examples_file,
         artifacts=artifacts,
@@ -161,12 +161,12 @@ def test_index_lists_every_board_with_models_modes_tasks_and_how_it_was_made(
     assert (tmp_path / "out" / "report.json").is_file()
 
 
-def test_board_page_groups_tasks_by_family_with_numbers_intervals_and_figures(
+def test_board_page_groups_tasks_by_kind_with_numbers_intervals_and_figures(
     study, tmp_path, figure_cache
 ):
     build(study, tmp_path / "out", figure_cache)
     page = (tmp_path / "out" / "boards" / "a.html").read_text()
-    assert page.index('id="family-attention-geometry"') < page.index('id="family-test-probe"')
+    assert page.index('id="kind-attention-geometry"') < page.index('id="kind-test-probe"')
     assert "0.0200" in page and "[0.0180, 0.0220]" in page  # mean and the task's interval
     assert 'data-type="num"' in page  # sortable numeric headers
     images = [line.split('src="')[1].split('"')[0] for line in page.splitlines() if "<img" in line]
