@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from posharness.boards.leaderboard import Leaderboard, MergeSummary
     from posharness.contracts.adapter import ModelAdapter
     from posharness.contracts.task import Task
+    from posharness.run.plan import Cell
     from posharness.run.runner import CellOutcome, Reporter
 
 
@@ -87,7 +88,6 @@ def evaluate(
     arguments = dict(locals())  # evaluate()'s keywords, first: RUN_OPTIONS checks each
     from posharness.base.distributed import is_main_process
     from posharness.base.errors import CellsFailed
-    from posharness.boards.admission import admit_cells
     from posharness.run.option_schema import config_from
     from posharness.run.runner import run
 
@@ -96,7 +96,7 @@ def evaluate(
     if board_path is not None:  # found before any compute, not after it
         check_leaderboard_path(board_path)
     # --overwrite asks for the new settings to replace the old: nothing to refuse then.
-    admit = None if overwrite else (lambda cells: admit_cells(cells, board_path, config.output_dir))
+    admit = None if overwrite else (lambda cells: _admit(cells, board_path, config.output_dir))
     progress = reporter.progress if reporter is not None else None
     try:
         outcomes = run(config, reporter, admit)
@@ -107,6 +107,14 @@ def evaluate(
     if not outcomes or not is_main_process():  # under a launch, the main process records
         return Evaluation(outcomes, None, None, False, [])
     return _record(outcomes, board_path, config.output_dir, overwrite, progress)
+
+
+def _admit(cells: list[Cell], board: Path | None, output_dir: Path) -> None:
+    # Imported when there are planned cells to admit: a plan that fails first loads no board
+    # code (the failing command stays as quick as before the layering).
+    from posharness.boards.admission import admit_cells
+
+    admit_cells(cells, board, output_dir)
 
 
 def _path(value: str | Path | None) -> Path | None:

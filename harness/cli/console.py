@@ -86,8 +86,6 @@ def evaluate_with_progress(**arguments) -> None:
     """:func:`posharness.evaluate` with bars on stderr and the outcome on stdout."""
     from posharness.api import evaluate
     from posharness.base.distributed import is_main_process
-    from posharness.boards import views as views
-    from posharness.boards.leaderboard import MergeSummary
 
     if not is_main_process():  # under a launch the main process shows the run
         evaluate(**arguments)
@@ -97,6 +95,9 @@ def evaluate_with_progress(**arguments) -> None:
         outcome = evaluate(**arguments, reporter=RichReporter(progress))
     if outcome.leaderboard is None:
         return
+    from posharness.boards import views as views  # the board's code, once there is one
+    from posharness.boards.leaderboard import MergeSummary
+
     if outcome.replaced_unreadable:
         err_console().print(
             f"[yellow]replaced unreadable leaderboard {outcome.leaderboard_path}:[/] "
