@@ -44,7 +44,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("docs/tasks/senteval.md", "senteval/tools/validation.py"): "SentEval's own file",
     ("docs/tasks/senteval.md", "tools/classifier.py"): "SentEval's own file",
     ("docs/tasks/senteval.md", "tools/validation.py"): "SentEval's own file",
-    ("tasks/senteval/probe_grid.py", "senteval/tools/classifier.py"): "SentEval's own file",
+    ("tasks/senteval/probe_rules.py", "senteval/tools/classifier.py"): "SentEval's own file",
+    ("tasks/senteval/probe_rules.py", "senteval/tools/validation.py"): "SentEval's own file",
     ("tasks/senteval/probe_grid.py", "tools/classifier.py"): "SentEval's own file",
     ("tasks/senteval/probe_grid.py", "tools/validation.py"): "SentEval's own file",
 }

@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posharness.tasks.senteval.probe_grid import (
-    Protocol,
+from posharness.tasks.senteval.probe_grid import Protocol, fit_grid
+from posharness.tasks.senteval.probe_rules import (
     checks_until_stop,
     choose,
     early_stop_step,
-    fit_grid,
     selection_scores,
 )
 from tests.cli_helpers import run_isolated
