@@ -7,6 +7,9 @@ device) is added once.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,3 +48,24 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err, err
     return err
+
+
+def posharness_cli(
+    *args: str | Path, cwd: Path, pythonpath: Path | None = None, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    """``python -m posharness ARGS`` in a fresh interpreter, offline, with a wide console."""
+    env = dict(os.environ)  # keeps POSHARNESS_CACHE (a tmp dir, set by conftest)
+    env["HF_HUB_OFFLINE"] = "1"
+    env["COLUMNS"] = "400"  # rich tables must not wrap long paths
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(pythonpath), env.get("PYTHONPATH", "")) if p
+        )
+    return subprocess.run(
+        [sys.executable, "-m", "posharness", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

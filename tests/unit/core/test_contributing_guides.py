@@ -10,14 +10,13 @@ A guide whose example stops working fails here, not in a newcomer's hands.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import posharness_cli
 from tests.conftest import write_tiny_bert
 
 REPO = Path(__file__).resolve().parents[3]
@@ -36,15 +35,7 @@ def guide_plugin() -> str:
 
 
 def posharness(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", COLUMNS="400")
-    proc = subprocess.run(
-        [sys.executable, "-m", "posharness", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    proc = posharness_cli(*args, cwd=cwd, timeout=TIMEOUT)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc
 

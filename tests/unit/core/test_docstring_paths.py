@@ -94,22 +94,22 @@ def sources() -> Iterator[tuple[Path, Iterator[tuple[int, str]]]]:
         yield path, markdown_lines(path)
 
 
-def mentions() -> Iterator[tuple[str, int, str]]:
-    """(mentioning file relative to the repo, line, path mentioned)."""
+def _found(pattern: re.Pattern[str]) -> Iterator[tuple[str, int, str]]:
     for path, texts in sources():
         where = path.relative_to(REPO).as_posix()
         for line, text in texts:
-            for found in PATH.finditer(URL.sub(" ", text)):
+            for found in pattern.finditer(URL.sub(" ", text)):
                 yield where, line, found.group(1)
+
+
+def mentions() -> Iterator[tuple[str, int, str]]:
+    """(mentioning file relative to the repo, line, path mentioned)."""
+    return _found(PATH)
 
 
 def dotted_mentions() -> Iterator[tuple[str, int, str]]:
     """(mentioning file, line, ``posharness.…`` name)."""
-    for path, texts in sources():
-        where = path.relative_to(REPO).as_posix()
-        for line, text in texts:
-            for found in DOTTED.finditer(URL.sub(" ", text)):
-                yield where, line, found.group(1)
+    return _found(DOTTED)
 
 
 def names_a_module(name: str) -> bool:

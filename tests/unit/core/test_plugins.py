@@ -16,7 +16,6 @@ test starts from empty registries, as a real invocation does.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -26,6 +25,7 @@ import pytest
 
 from posharness.base.errors import OptionError, PosharnessError, UnknownNameError
 from posharness.plugins.registry import BUILTIN, INCLUDE, Registry
+from tests.cli_helpers import posharness_cli
 
 # Sentences of different lengths, so batches of two pad; some words are outside the
 # tiny vocabulary and split into pieces or become [UNK].
@@ -114,27 +114,6 @@ def plugin_source(task_name: str, model_name: str | None = None) -> str:
 
 
 # -- helpers -----------------------------------------------------------------------------
-def posharness_cli(
-    *args: str | Path, cwd: Path, pythonpath: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """``python -m posharness ARGS`` in a fresh interpreter, offline, with a wide console."""
-    env = dict(os.environ)  # keeps POSHARNESS_CACHE (a tmp dir, set by conftest)
-    env["HF_HUB_OFFLINE"] = "1"
-    env["COLUMNS"] = "400"  # rich tables must not wrap long paths
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(pythonpath), env.get("PYTHONPATH", "")) if p
-        )
-    return subprocess.run(
-        [sys.executable, "-m", "posharness", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_TIMEOUT,
-    )
-
-
 def succeeded(proc: subprocess.CompletedProcess[str]) -> bool:
     return proc.returncode == 0
 
