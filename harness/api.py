@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from posharness.boards.leaderboard import Leaderboard, MergeSummary
     from posharness.contracts.adapter import ModelAdapter
     from posharness.contracts.task import Task
+    from posharness.run.cell import CellOutcome, Reporter
     from posharness.run.plan import Cell
-    from posharness.run.runner import CellOutcome, Reporter
 
 
 @dataclass(frozen=True)

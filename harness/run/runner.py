@@ -21,12 +21,11 @@ from collections.abc import Callable
 from posharness.base.device import resolve_device
 from posharness.base.distributed import launched, process_device
 from posharness.base.errors import DistributedLaunchError
-from posharness.run.cell import (  # noqa: F401  (the names callers import from the runner)
+from posharness.run.cell import (  # noqa: F401  (also importable from here, as before)
     CellOutcome,
     Reporter,
     SilentReporter,
     execute,
-    read_finished,
     task_context,
 )
 from posharness.run.config import RunConfig

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from posharness.contracts.task import SummarizesGroup, SummarizesModes
 
 if TYPE_CHECKING:
-    from posharness.run.runner import CellOutcome
+    from posharness.run.cell import CellOutcome
 
 
 def summarize(

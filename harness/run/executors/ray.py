@@ -4,14 +4,15 @@ The driver plans the grid exactly as a serial run does (so cell keys — ids, re
 — and the skip of finished cells are the same), then submits each pending cell as a Ray
 task with ``--cpus-per-cell`` / ``--gpus-per-cell``. A worker re-plans its one cell from
 the run's configuration (models are not shipped between processes), checks that it
-arrives at the same cell key, runs it with the serial runner's own ``execute`` and writes the result
-where the serial run would: the output, cache and data folders must be on a filesystem
-every node sees (as on a Slurm cluster). A task whose cell is several independent
-trainings (:class:`posharness.contracts.task.SplitsIntoRuns`, a fine-tune protocol's runs) gets one
-Ray task per training first; the cell's task waits for them and finds every run in the
-cache. The driver keeps the one progress display and, when all are done, the runner's
-caller writes the leaderboard and summaries. We schedule nothing ourselves: placement,
-resources and queueing are Ray's.
+arrives at the same cell key, runs it with the one per-cell ``execute``
+(``run/cell.py``) and writes the result where the serial run would: the output, cache
+and data folders must be on a filesystem every node sees (as on a Slurm cluster). A task
+whose cell is several independent trainings
+(:class:`posharness.contracts.task.SplitsIntoRuns`, a fine-tune protocol's runs) gets
+one Ray task per training first; the cell's task waits for them and finds every run in
+the cache. The driver keeps the one progress display and, when all are done, the
+runner's caller writes the leaderboard and summaries. We schedule nothing ourselves:
+placement, resources and queueing are Ray's.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ from posharness.base.errors import OptionError, PosharnessError
 if TYPE_CHECKING:
     from posharness.contracts.cell_key import CellKey
     from posharness.contracts.results import CellResult
+    from posharness.run.cell import Reporter
     from posharness.run.config import RunConfig
     from posharness.run.plan import Cell
-    from posharness.run.runner import Reporter
 
 INSTALL_HINT = "--executor ray needs Ray: pip install 'posharness[ray]' (or pip install ray)"
 CONNECT_TIMEOUT_S = 3.0
@@ -247,7 +248,7 @@ def _plan_one(job: CellJob) -> tuple[Cell, RunConfig, str]:
 
 
 def _run_cell(job: CellJob, *_warmed: None) -> str:
-    from posharness.run.runner import SilentReporter, execute
+    from posharness.run.cell import SilentReporter, execute
     from posharness.storage.cache import FeatureCache
 
     cell, config, device = _plan_one(job)
@@ -256,7 +257,7 @@ def _run_cell(job: CellJob, *_warmed: None) -> str:
 
 
 def _warm_run(job: CellJob, index: int) -> None:
-    from posharness.run.runner import SilentReporter, task_context
+    from posharness.run.cell import SilentReporter, task_context
     from posharness.storage.cache import FeatureCache
 
     cell, config, device = _plan_one(job)
