@@ -44,6 +44,8 @@ _LAZY = {
     "CellResult": "posharness.contracts.results",
     "read_result": "posharness.contracts.results",
     "PosharnessError": "posharness.base.errors",
+    "register_pe": "posharness.pe.registry",
+    "register_variant": "posharness.pe.registry",
 }
 
 if TYPE_CHECKING:
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from posharness.contracts.model_spec import ModelEntry
     from posharness.contracts.results import CellResult, Metric, read_result
     from posharness.contracts.task import Task, TaskContext, TaskResult, TaskSpec
+    from posharness.pe.registry import register_pe, register_variant
 
 
 def __getattr__(name: str):
@@ -85,5 +88,7 @@ __all__ = [
     "load_model",
     "read_result",
     "register_model",
+    "register_pe",
     "register_task",
+    "register_variant",
 ]

@@ -1,4 +1,4 @@
-"""The two registries of the harness and the decorators outside code uses to extend them.
+"""The registries of the harness and the decorators outside code uses to extend them.
 
     from posharness.plugins import register_model, register_task
 
@@ -16,6 +16,10 @@ from posharness.plugins.registry import Registry, include
 
 models: Registry[Any] = Registry("model", "posharness.models")
 tasks: Registry[Any] = Registry("task", "posharness.tasks")
+# Positional schemes (classes or functions declared with posharness.pe.register_pe) and the
+# model names made from them (posharness.pe.register_variant); both filled lazily.
+positional_encodings: Registry[Any] = Registry("positional encoding", "posharness.pe")
+pe_variants: Registry[Any] = Registry("PE model", "posharness.pe_variants")
 
 register_model = models.register
 register_task = tasks.register
@@ -29,7 +33,7 @@ INCLUDED: list[str] = []
 def include_paths(paths: Iterable[str | Path]) -> None:
     """Import user files so that their ``@register_*`` decorators run (``--include``)."""
     for path in paths:
-        include(path, (models, tasks))
+        include(path, (models, tasks, positional_encodings, pe_variants))
         resolved = str(Path(path).resolve())
         if resolved not in INCLUDED:
             INCLUDED.append(resolved)

@@ -1,46 +1,42 @@
-"""Every native PE zoo name as a registered model (``posharness list models`` shows them).
+"""Every zoo model name as a registered model (``posharness list models`` shows them).
 
-Registration stays light: the names are listed here and the zoo (torch, transformers)
-is imported only when one of them is loaded. A test keeps this list equal to the zoo's
-``NAMED_MODELS``.
+Each PE variant — the built-in ones (variants.py) and any a plugin registers with
+``posharness.pe.register_variant`` or ``register_pe`` — becomes a model name here, so a
+plugin's PE is run, pretrained and listed like a built-in one. Registration stays light:
+the zoo (torch, transformers) is imported only when a model is loaded. Installed
+``posharness.pe`` plugins are imported now, so that their names are known to every command.
 """
 
 from __future__ import annotations
 
+import posharness.models.zoo.variants  # noqa: E402,F401  (the built-in names)
 from posharness.contracts.model_spec import ModelEntry
-from posharness.plugins import models
+from posharness.pe import Variant, on_variant
+from posharness.plugins import models, positional_encodings
 
-ZOO_MODELS = {
-    "bert-a": "BERT-A: learned absolute positions added at the input",
-    "bert-r": "BERT-R: learned absolute positions + T5 bucketed relative bias",
-    "tupe-a": "TUPE-A: untied positional attention with the [CLS] reset",
-    "tupe-a-tie-cls": "TUPE-A without the [CLS] reset",
-    "tupe-r": "TUPE-R: TUPE-A + T5 bucketed relative bias",
-    "tisa": "TISA: Toeplitz kernel scores, no absolute positions",
-    "tisa-ape": "TISA on top of learned absolute positions",
-    "bert-a-star": "BERT-A*: attenuated encoding (Eq. 8), w and s learnable per head",
-    "bert-a-star-s": "BERT-A*-s: attenuated encoding shared within each layer",
-    "bert-a-star-fixed": "attenuated encoding with fixed w and s",
-    "bert-a-star-seq": "BERT-A*-Seq: CA(PA(X)), positional then content attention",
-    "rope": "rotary position embedding on queries and keys",
-    "alibi": "ALiBi linear distance biases",
-    "sinusoidal": "fixed sinusoidal positions added at the input",
-    "shaw": "Shaw et al. relative key embeddings (clipped at 16)",
-    "t5": "T5 bucketed relative bias, no absolute positions",
-    "nope": "no positional information at all",
-}
-ZOO_NAMES = tuple(ZOO_MODELS)
 _BOTH_MODES = "both, contextual, positional"
+POSITION_FREE_SCHEMES = ("nope",)  # the built-in schemes without a positional mode
 
-for _name, _summary in ZOO_MODELS.items():
-    models.add(
-        _name,
-        ModelEntry(
-            build="posharness.models.zoo.adapter:build_native",
-            family="native PE zoo",
-            modes="both, contextual" if _name == "nope" else _BOTH_MODES,
-            description=f"{_summary}. Use {_name}@CHECKPOINT or --model-arg init=random.",
-            argument=_name,
-            check="posharness.models.zoo.checkpoints:check_native",
-        ),
-    )
+
+def _add_model(variant: Variant, origin: str, source: str) -> None:
+    """Register ``variant`` as a model (the zoo's adapter builds it)."""
+    if variant.name in models._entries:  # noqa: SLF001 (re-registering the same name)
+        return
+    modes = "both, contextual" if variant.scheme in POSITION_FREE_SCHEMES else _BOTH_MODES
+    summary = variant.description or f"{variant.scheme} positional encoding"
+    with models.origin(origin, source):
+        models.add(
+            variant.name,
+            ModelEntry(
+                build="posharness.models.zoo.adapter:build_native",
+                family="native PE zoo",
+                modes=modes,
+                description=f"{summary}. Use {variant.name}@CHECKPOINT or --model-arg init=random.",
+                argument=variant.name,
+                check="posharness.models.zoo.checkpoints:check_native",
+            ),
+        )
+
+
+on_variant(_add_model)
+positional_encodings.load_plugins()

@@ -98,7 +98,7 @@ def build_native(name: str, argument: str | None, options: LoadOptions) -> Nativ
     from posharness.models.zoo.encoder.options import pe_options
 
     args = dict(options.model_args)
-    pe_args = check_model_args(argument, options)
+    pe_args = check_model_args(argument, options, name)
     overrides = pe_options(name, pe_args)
     folder = resolve_native(name, argument, options)
     if folder is not None:

@@ -116,15 +116,22 @@ def resolve_native(name: str, argument: str | None, options: LoadOptions) -> Pat
     return newest
 
 
-def check_model_args(argument: str | None, options: LoadOptions) -> dict[str, str]:
+def check_model_args(
+    argument: str | None, options: LoadOptions, name: str | None = None
+) -> dict[str, str]:
     """The ``PEConfig`` options among the ``--model-arg``s, refused in one line when unknown
     or given with a checkpoint (whose config.json fixes them)."""
     pe_args = {k: v for k, v in options.model_args if k not in NATIVE_ARGS}
     if not pe_args:
         return pe_args  # the option names live beside PEConfig, whose import costs seconds
-    from posharness.models.zoo.encoder.options import GEOMETRY_KEYS, OPTION_TYPES
+    from posharness.models.zoo.encoder.options import (
+        GEOMETRY_KEYS,
+        OPTION_TYPES,
+        scheme_option_types,
+    )
 
-    unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
+    declared = scheme_option_types(name, pe_args) if name else {}
+    unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS) - set(declared))
     if unknown:
         raise OptionError(
             f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} (e.g. "
@@ -142,5 +149,5 @@ def check_model_args(argument: str | None, options: LoadOptions) -> dict[str, st
 def check_native(name: str, argument: str | None, options: LoadOptions) -> None:
     """``ModelEntry.check`` of the zoo names: options known and checkpoint present (no
     weights read), options first because they are the cheaper check."""
-    check_model_args(argument, options)
+    check_model_args(argument, options, name)
     resolve_native(name, argument, options)

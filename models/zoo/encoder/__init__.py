@@ -1,4 +1,4 @@
-"""The native positional-encoding zoo: one BERT-style encoder, twelve positional schemes.
+"""The native positional-encoding zoo: one BERT-style encoder, any registered positional scheme.
 
 Its self-attention computes the contextual term gamma and the positional term delta
 separately (Chen et al. 2023 Eq. 4), so every scheme runs in the three attention modes
@@ -22,7 +22,7 @@ from transformers import (
 from posharness.models.zoo.encoder.attention import LayerTerms
 from posharness.models.zoo.encoder.attenuation import attenuation_matrix, fit_attenuation
 from posharness.models.zoo.encoder.card import pe_card, positional_parameter_count
-from posharness.models.zoo.encoder.config import SCHEMES, SIZES, PEConfig
+from posharness.models.zoo.encoder.config import SIZES, PEConfig
 from posharness.models.zoo.encoder.heads import PEForMaskedLM, PEForSequenceClassification
 from posharness.models.zoo.encoder.modeling import PEModel, PEPreTrainedModel
 from posharness.models.zoo.encoder.modes import mode_support
@@ -35,7 +35,6 @@ AutoModelForSequenceClassification.register(PEConfig, PEForSequenceClassificatio
 
 __all__ = [
     "NAMED_MODELS",
-    "SCHEMES",
     "SIZES",
     "LayerTerms",
     "PEConfig",

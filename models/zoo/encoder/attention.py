@@ -35,14 +35,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from posharness.models.zoo.encoder.config import TUPE, PEConfig
-from posharness.models.zoo.encoder.relative import rotary_tables, rotate
-from posharness.models.zoo.encoder.schemes import (
-    AttenuationScore,
-    ShawRelativeKeys,
-    TisaScore,
-    build_layer_score,
-)
+from posharness.models.zoo.encoder.config import PEConfig
+from posharness.models.zoo.encoder.schemes import build_layer_score, content_scale_factor
+from posharness.pe import ContentLogitTerm, LogitTerm
 
 MODES = ("both", "contextual", "positional")
 PATHS = ("auto", "eager", "sdpa")  # attention code choices (modeling.set_attention_path)
@@ -60,6 +55,14 @@ class PositionContext:
     want_weights: bool
     record: list[LayerTerms] | None = None
     fused: bool = False  # SDPA: no weights to return or record, and the model allows it
+    qk_transform: nn.Module | None = None  # the model's query/key transform (rope)
+
+    @property
+    def term_form(self) -> str:
+        """Which form of a logit term this forward adds (``LogitTerm``'s three methods)."""
+        if self.mode == "positional":
+            return "positional"
+        return "fused_bias" if self.fused else "delta"
 
 
 @dataclass(frozen=True)
@@ -149,22 +152,17 @@ class PESelfAttention(_HeadsMixin, nn.Module):
     def __init__(self, config: PEConfig) -> None:
         super().__init__()
         self._projections(config)
-        factor = 2 if config.scheme in TUPE else 1
-        self.scale = 1.0 / math.sqrt(factor * self.head_size)
-        self.rope = config.scheme == "rope"
-        self.rope_theta = config.rope_theta
+        self.scale = 1.0 / math.sqrt(content_scale_factor(config) * self.head_size)
         self.input_positions = config.absolute != "none"
         self.layer_score = build_layer_score(config)
 
     def attention_delta(self, q: torch.Tensor, ctx: PositionContext) -> torch.Tensor | None:
-        """The delta of mode ``both``: model-level plus this layer's term."""
+        """The logit term of this forward: model-level plus this layer's term."""
         parts = [] if ctx.shared_delta is None else [ctx.shared_delta]
         score = self.layer_score
-        if isinstance(score, TisaScore):
-            parts.append(score(ctx.positions))
-        elif isinstance(score, AttenuationScore):
-            parts.append(score(ctx.positions, ctx.key_mask))
-        elif isinstance(score, ShawRelativeKeys):
+        if isinstance(score, LogitTerm):
+            parts.append(getattr(score, ctx.term_form)(ctx.positions, ctx.key_mask))
+        elif isinstance(score, ContentLogitTerm):
             parts.append(score(q, ctx.positions, self.scale))
         if not parts:
             return None
@@ -179,35 +177,35 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         """p W_Q and p W_K per head, [B or 1, H, n, d]: the pp-term's two factors."""
         return self.split(self.query(states)), self.split(self.key(states))
 
-    def rope_bias_factors(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """R_i b_Q and R_j b_K, [B or 1, H, n, d]: the rotated query/key biases."""
-        cos, sin = rotary_tables(positions, self.head_size, self.rope_theta)
+    def rope_bias_factors(self, ctx: PositionContext) -> tuple[torch.Tensor, torch.Tensor]:
+        """T_i(b_Q) and T_j(b_K), [B or 1, H, n, d]: the transformed query/key biases."""
+        positions = ctx.positions
         n = positions.shape[-1]
         shape = (positions.shape[0], self.heads, n, self.head_size)
         qb = self.query.bias.view(1, self.heads, 1, self.head_size).expand(shape)
         kb = self.key.bias.view(1, self.heads, 1, self.head_size).expand(shape)
-        return rotate(qb, cos, sin), rotate(kb, cos, sin)
+        return ctx.qk_transform(qb, positions), ctx.qk_transform(kb, positions)
 
-    def rope_bias_delta(self, positions: torch.Tensor) -> torch.Tensor:
+    def rope_bias_delta(self, ctx: PositionContext) -> torch.Tensor:
         """b_Q R_(j-i) b_K scaled: rotary logits of the query/key biases alone."""
-        qb, kb = self.rope_bias_factors(positions)
+        qb, kb = self.rope_bias_factors(ctx)
         return torch.matmul(qb, kb.transpose(-1, -2)) * self.scale
 
     def positional_delta(self, q: torch.Tensor | None, ctx: PositionContext) -> torch.Tensor | None:
         """The delta of mode ``positional`` (``q`` is needed by Shaw only)."""
-        if self.rope:
-            return self.rope_bias_delta(ctx.positions)
+        if ctx.qk_transform is not None:
+            return self.rope_bias_delta(ctx)
         delta = self.attention_delta(q, ctx)
         if self.input_positions and ctx.position_states is not None:
             pp = self.pp_term(ctx.position_states)
             delta = pp if delta is None else delta + pp
         return delta
 
+    @staticmethod
     def _rotated(
-        self, q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
+        q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        cos, sin = rotary_tables(ctx.positions, self.head_size, self.rope_theta)
-        return rotate(q, cos, sin), rotate(k, cos, sin)
+        return ctx.qk_transform(q, ctx.positions), ctx.qk_transform(k, ctx.positions)
 
     def fused_inputs(
         self, q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
@@ -216,12 +214,12 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         if ctx.mode == "contextual":
             return q, k, None
         if ctx.mode == "both":
-            if self.rope:
+            if ctx.qk_transform is not None:
                 return (*self._rotated(q, k, ctx), None)
             return q, k, self.attention_delta(q, ctx)
         batch = q.shape[0]
-        if self.rope:
-            qb, kb = self.rope_bias_factors(ctx.positions)
+        if ctx.qk_transform is not None:
+            qb, kb = self.rope_bias_factors(ctx)
             return _batch(qb, batch), _batch(kb, batch), None
         bias = self.attention_delta(q, ctx)
         if self.input_positions and ctx.position_states is not None:
@@ -246,7 +244,7 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         if ctx.mode == "positional":
             delta = self.positional_delta(q, ctx)
             logits = delta
-        elif self.rope and (ctx.mode == "both" or recording):
+        elif ctx.qk_transform is not None and (ctx.mode == "both" or recording):
             qr, kr = self._rotated(q, k, ctx)
             rotated = torch.matmul(qr, kr.transpose(-1, -2)) * self.scale
             delta = rotated - gamma if recording else None
@@ -281,7 +279,7 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
         super().__init__()
         self._projections(config)
         self.scale = 1.0 / math.sqrt(self.head_size)
-        self.layer_score = AttenuationScore(config)
+        self.layer_score = build_layer_score(config)
 
     def positional_attention(self, hidden: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
         return self.merge(torch.matmul(weights, self.split(hidden)))

@@ -1,9 +1,12 @@
 """``PEConfig``: a BERT configuration plus the positional scheme and its options.
 
-``scheme`` names the attention-level encoding (or ``ape`` / ``sinusoidal`` / ``nope`` for
-the input-only ones); ``absolute`` names what is added to the input embeddings. Most
-schemes default to no input positions; ``bert-r`` (t5 + learned) and ``tisa-ape``
-(tisa + learned) are the combinations the papers train (presets.py).
+``scheme`` names a scheme registered with ``posharness.pe.register_pe`` (the built-ins are
+in ``posharness.models.zoo.schemes``); ``absolute`` names what is added to the input
+embeddings. Most schemes default to no input positions; ``bert-r`` (t5 + learned) and
+``tisa-ape`` (tisa + learned) are the combinations the papers train (variants.py). The
+built-in schemes' options are fields of their own (as checkpoints have always stored
+them); a plugin scheme's options live in ``pe_options`` and its origin in ``pe_origin``,
+so a checkpoint of it loaded without the plugin says which plugin to install.
 """
 
 from __future__ import annotations
@@ -14,35 +17,11 @@ from transformers import PretrainedConfig
 
 from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.attenuation import BERT_LIKE_W
+from posharness.pe import registry
 
-SCHEMES = (
-    "ape",
-    "sinusoidal",
-    "rope",
-    "alibi",
-    "t5",
-    "shaw",
-    "tupe-a",
-    "tupe-r",
-    "tisa",
-    "attenuated",
-    "sequence",
-    "nope",
-)
-ABSOLUTES = ("learned", "sinusoidal", "none")
-LEARNABLE_ATTENUATION = ("head", "layer", "fixed")
-TUPE = ("tupe-a", "tupe-r")
-
-# Schemes whose input positions are fixed by the scheme itself (None: any of ABSOLUTES).
-_FIXED_ABSOLUTE = {
-    "ape": "learned",
-    "sinusoidal": "sinusoidal",
-    "tupe-a": "none",  # TUPE removes the input positions (Ke et al. §3.1)
-    "tupe-r": "none",
-    "sequence": "none",
-    "rope": "none",  # rotary positions only: a pp-term would need rotating too
-    "nope": "none",
-}
+# Input positions by their configuration name; an input-embedding scheme registered by a
+# plugin is named by its scheme name.
+ABSOLUTE_SCHEMES = {"learned": "ape", "sinusoidal": "sinusoidal"}
 
 _SIZE_FIELDS = (
     "num_hidden_layers",
@@ -105,31 +84,23 @@ class PEConfig(PretrainedConfig):
     attenuation_learnable: str = "head"
     rope_theta: float = 10000.0
     shaw_max_distance: int = 16
+    pe_options: dict[str, Any] | None = None
+    pe_origin: dict[str, str] | None = None
     name: str | None = None
     size: str | None = None
 
     def __post_init__(self, **kwargs: Any) -> None:
-        if self.scheme not in SCHEMES:
-            raise OptionError(
-                f"unknown positional scheme {self.scheme!r}: pick one of {_choices(SCHEMES)}"
-            )
-        fixed = _FIXED_ABSOLUTE.get(self.scheme)
+        scheme = scheme_class(self.scheme, self.pe_origin)
+        fixed = scheme_absolute(scheme)
         if self.absolute is None:
             self.absolute = fixed or "none"
-        if self.absolute not in ABSOLUTES:
-            raise OptionError(
-                f"unknown absolute positions {self.absolute!r}: pick one of {_choices(ABSOLUTES)}"
-            )
         if fixed is not None and self.absolute != fixed:
             raise OptionError(
                 f"scheme {self.scheme} takes absolute={fixed!r}, got {self.absolute!r}: drop the "
                 "option or pick a scheme that combines with input positions (t5, tisa, alibi, ...)"
             )
-        if self.attenuation_learnable not in LEARNABLE_ATTENUATION:
-            raise OptionError(
-                f"unknown attenuation_learnable {self.attenuation_learnable!r}: pick one of "
-                f"{_choices(LEARNABLE_ATTENUATION)}"
-            )
+        if self.absolute != "none":
+            absolute_class(self.absolute)  # refuses an unknown name in one line
         if self.attenuation_w is None:
             self.attenuation_w = BERT_LIKE_W
         if not (self.attenuation_w > 0 and self.attenuation_s > 0):
@@ -143,11 +114,19 @@ class PEConfig(PretrainedConfig):
                 f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
                 f"{self.num_attention_heads}: pick sizes that divide"
             )
-        if self.scheme == "rope" and self.head_size % 2:
-            raise OptionError(
-                f"rope needs an even head size, got {self.head_size}: change hidden_size or heads"
-            )
+        problem = scheme.check_config(self) if hasattr(scheme, "check_config") else None
+        if problem:
+            raise OptionError(problem)
         super().__post_init__(**kwargs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Without the plugin fields when unset, so a built-in scheme's config.json (and the
+        fingerprint hashed from it) is byte-identical to what it was before they existed."""
+        data = super().to_dict()
+        for key in ("pe_options", "pe_origin"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
     def _check_positive(self) -> None:
         for field in (
@@ -180,5 +159,48 @@ class PEConfig(PretrainedConfig):
 
     @property
     def bounded(self) -> bool:
-        """Whether inputs are limited to ``max_position_embeddings`` (a learned table)."""
-        return self.absolute == "learned" or self.scheme in TUPE
+        """Whether inputs are limited to ``max_position_embeddings`` (a position table)."""
+        if getattr(scheme_class(self.scheme), "bounded", False):
+            return True
+        return self.absolute != "none" and absolute_class(self.absolute).bounded
+
+
+def scheme_class(name: str, origin: dict[str, str] | None = None) -> Any:
+    """The registered scheme ``name``; unknown: one line naming the plugin it came from."""
+    if name in registry.positional_encodings:
+        return registry.scheme(name)
+    if origin:
+        raise OptionError(
+            f"unknown positional scheme {name!r}: it comes from {origin.get('origin', 'a')} "
+            f"{origin.get('source', '?')}: {origin.get('fix', 'install or --include it')}"
+        )
+    raise OptionError(
+        f"unknown positional scheme {name!r}: pick one of "
+        f"{_choices(registry.scheme_names())}, or register it with posharness.pe.register_pe "
+        "(docs/new_pe.md)"
+    )
+
+
+def scheme_absolute(scheme: Any) -> str | None:
+    """The input positions a scheme fixes (an input embedding fixes itself), or None."""
+    if getattr(scheme, "kind", None) == registry.INPUT_EMBEDDING:
+        return scheme.absolute_name or registry.declaration(scheme).name
+    return getattr(scheme, "absolute", None)
+
+
+def absolute_class(absolute: str) -> Any:
+    """The input-embedding scheme ``absolute`` names (``learned``, ``sinusoidal``, a plugin's)."""
+    name = ABSOLUTE_SCHEMES.get(absolute, absolute)
+    known = ["none", *ABSOLUTE_SCHEMES]
+    if name not in registry.positional_encodings:
+        raise OptionError(
+            f"unknown absolute positions {absolute!r}: pick one of {_choices(known)} or an "
+            "input-embedding scheme's name"
+        )
+    found = registry.scheme(name)
+    if getattr(found, "kind", None) != registry.INPUT_EMBEDDING:
+        raise OptionError(
+            f"absolute={absolute!r} names a {registry.declaration(found).kind} scheme, not input "
+            f"positions: pick one of {_choices(known)}"
+        )
+    return found

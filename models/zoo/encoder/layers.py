@@ -18,19 +18,18 @@ from posharness.models.zoo.encoder.attention import (
     PositionContext,
 )
 from posharness.models.zoo.encoder.config import PEConfig
-from posharness.models.zoo.encoder.relative import sinusoidal_table
+from posharness.models.zoo.encoder.schemes import build_input_positions, kind
+from posharness.pe import registry
 
 
 class PEEmbeddings(nn.Module):
     def __init__(self, config: PEConfig) -> None:
         super().__init__()
         size = config.hidden_size
-        self.absolute = config.absolute
         self.word_embeddings = nn.Embedding(
             config.vocab_size, size, padding_idx=config.pad_token_id
         )
-        if self.absolute == "learned":
-            self.position_embeddings = nn.Embedding(config.max_position_embeddings, size)
+        self.position_embeddings = build_input_positions(config)
         self.token_type_embeddings = nn.Embedding(config.type_vocab_size, size)
         self.LayerNorm = nn.LayerNorm(size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
@@ -38,11 +37,9 @@ class PEEmbeddings(nn.Module):
 
     def position_table(self, positions: torch.Tensor) -> torch.Tensor | None:
         """The raw input position vectors [B or 1, n, D], or None without input positions."""
-        if self.absolute == "learned":
-            return self.position_embeddings(positions)
-        if self.absolute == "sinusoidal":
-            return sinusoidal_table(positions, self.size).to(self.word_embeddings.weight.dtype)
-        return None
+        if self.position_embeddings is None:
+            return None
+        return self.position_embeddings(positions).to(self.word_embeddings.weight.dtype)
 
     def position_states(self, positions: torch.Tensor) -> torch.Tensor | None:
         """LayerNorm(p) with no word or segment: the p of TUPE Eq. 7's position-position term."""
@@ -69,7 +66,7 @@ class PELayer(nn.Module):
     def __init__(self, config: PEConfig) -> None:
         super().__init__()
         size = config.hidden_size
-        sequence = config.scheme == "sequence"
+        sequence = kind(config) == registry.POSITIONAL_ATTENTION
         self.attention = PESequenceAttention(config) if sequence else PESelfAttention(config)
         self.attention_output = nn.Linear(size, size)
         self.attention_norm = nn.LayerNorm(size, eps=config.layer_norm_eps)

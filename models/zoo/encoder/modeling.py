@@ -27,10 +27,10 @@ from posharness.models.zoo.encoder.attention import (
     PESelfAttention,
     PositionContext,
 )
-from posharness.models.zoo.encoder.config import SCHEMES, PEConfig
+from posharness.models.zoo.encoder.config import PEConfig, scheme_class
 from posharness.models.zoo.encoder.layers import PEEmbeddings, PELayer, PEPooler
-from posharness.models.zoo.encoder.schemes import AttenuationScore, TisaScore, build_shared
-from posharness.models.zoo.encoder.tupe import TupeScore
+from posharness.models.zoo.encoder.schemes import build_shared, kind
+from posharness.pe import LogitTerm, PositionalEncoding, QueryKeyTransform, registry
 
 
 def _check_weights_allowed(choice: str) -> None:
@@ -52,20 +52,10 @@ class PEPreTrainedModel(PreTrainedModel):
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        """BERT's initialisation, plus the schemes' own parameters (see their docstrings)."""
+        """BERT's initialisation, plus each scheme's own (``PositionalEncoding.init_weights``)."""
         super()._init_weights(module)
-        std = self.config.initializer_range
-        if isinstance(module, TisaScore):
-            kernels = module.centre.shape[-1]
-            centres = torch.linspace(-(kernels - 1) / 2, (kernels - 1) / 2, kernels)
-            init.normal_(module.amplitude, std=std)
-            init.constant_(module.sharpness, 0.5)
-            init.copy_(module.centre, centres.expand_as(module.centre))
-        elif isinstance(module, AttenuationScore) and module.learnable != "fixed":
-            init.constant_(module.w, module.init_w)
-            init.constant_(module.s, module.init_s)
-        elif isinstance(module, TupeScore) and not module.tie_cls:
-            init.normal_(module.theta, std=std)
+        if isinstance(module, PositionalEncoding):
+            module.init_weights(self.config.initializer_range)
         elif getattr(module, "is_mlm_head", False):
             init.zeros_(module.bias)
 
@@ -119,10 +109,10 @@ class PEModel(PEPreTrainedModel):
     def set_attention_mode(self, mode: str) -> None:
         if mode not in MODES:
             raise OptionError(f"unknown attention mode {mode!r}: pick one of {', '.join(MODES)}")
-        if mode == "positional" and self.config.scheme == "nope":
+        if mode == "positional" and kind(self.config) == registry.POSITION_FREE:
             raise UnsupportedModeError(
-                "scheme nope has no positional term, so mode positional does not exist: "
-                "use mode both or contextual"
+                f"scheme {self.config.scheme} has no positional term, so mode positional does "
+                "not exist: use mode both or contextual"
             )
         self._attention_mode = mode
 
@@ -141,7 +131,9 @@ class PEModel(PEPreTrainedModel):
         n = input_ids.shape[1]
         limit = self.config.max_position_embeddings
         if self.config.bounded and n > limit:
-            unbounded = [s for s in SCHEMES if s not in ("ape", "tupe-a", "tupe-r")]
+            unbounded = [
+                s for s in registry.scheme_names() if not getattr(scheme_class(s), "bounded", False)
+            ]
             raise OptionError(
                 f"sequence of {n} tokens exceeds the {limit} positions of scheme "
                 f"{self.config.name or self.config.scheme}: truncate inputs to {limit} tokens "
@@ -165,14 +157,16 @@ class PEModel(PEPreTrainedModel):
     ) -> PositionContext:
         mode = self._attention_mode
         key_mask = None if attention_mask is None else attention_mask[:, None, None, :].bool()
-        shared = None
-        if self.shared_positions is not None and (mode != "contextual" or record is not None):
-            shared = self.shared_positions(positions)
         states = self.embeddings.position_states(positions) if mode == "positional" else None
         fused = record is None and not want_weights and self._attention_path != "eager"
-        return PositionContext(
-            positions, key_mask, mode, shared, states, want_weights, record, fused
+        shared_module = self.shared_positions
+        transform = shared_module if isinstance(shared_module, QueryKeyTransform) else None
+        ctx = PositionContext(
+            positions, key_mask, mode, None, states, want_weights, record, fused, transform
         )
+        if isinstance(shared_module, LogitTerm) and (mode != "contextual" or record is not None):
+            ctx.shared_delta = getattr(shared_module, ctx.term_form)(positions, None)
+        return ctx
 
     def forward(
         self,
@@ -247,7 +241,7 @@ class PEModel(PEPreTrainedModel):
         any attention-level delta; for rope b_Q R_(j-i) b_K/sqrt(d) from the biases. None for
         nope and shaw (q·a_(j-i) needs the queries).
         """
-        if self.config.scheme in ("nope", "shaw"):
+        if kind(self.config) in (registry.POSITION_FREE, registry.CONTENT_LOGIT_TERM):
             return None
         device = self.embeddings.word_embeddings.weight.device
         dummy = torch.zeros(1, length, dtype=torch.long, device=device)

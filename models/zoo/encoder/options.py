@@ -23,7 +23,7 @@ from posharness.models.zoo.encoder.config import PEConfig
 from posharness.models.zoo.encoder.presets import NAMED_MODELS
 
 # Fixed by the registered name, the size preset or the vocabulary, never by hand.
-_NOT_OPTIONS = {"name", "size", "scheme", "vocab_size", "pad_token_id"}
+_NOT_OPTIONS = {"name", "size", "scheme", "vocab_size", "pad_token_id", "pe_options", "pe_origin"}
 OPTION_TYPES: dict[str, str] = {
     field: annotation
     for field, annotation in vars(PEConfig)["__annotations__"].items()
@@ -35,22 +35,33 @@ _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
 def pe_options(name: str, pairs: Mapping[str, str]) -> dict[str, Any]:
-    """``PEConfig`` overrides for zoo model ``name`` from the user's ``KEY=VALUE`` pairs."""
-    unknown = sorted(set(pairs) - set(OPTION_TYPES) - set(GEOMETRY_KEYS))
+    """``PEConfig`` overrides for zoo model ``name`` from the user's ``KEY=VALUE`` pairs.
+
+    A plugin scheme's own options are typed by their declared defaults (``register_pe``).
+    """
+    types = {**scheme_option_types(name, pairs), **OPTION_TYPES}
+    unknown = sorted(set(pairs) - set(types) - set(GEOMETRY_KEYS))
     if unknown:
         raise OptionError(
-            f"unknown zoo option {unknown[0]!r}: pick from {', '.join(sorted(OPTION_TYPES))}, "
+            f"unknown zoo option {unknown[0]!r}: pick from {', '.join(sorted(types))}, "
             "or locality=/symmetry= for an attenuated scheme"
         )
-    options = {
-        key: _typed(key, value, OPTION_TYPES[key])
-        for key, value in pairs.items()
-        if key in OPTION_TYPES
-    }
+    options = {key: _typed(key, value, types[key]) for key, value in pairs.items() if key in types}
     geometry = {key: pairs[key] for key in GEOMETRY_KEYS if key in pairs}
     if geometry:
         options.update(_fitted_attenuation(name, geometry, options))
     return options
+
+
+def scheme_option_types(name: str, pairs: Mapping[str, str]) -> dict[str, str]:
+    """Type names of the options model ``name``'s scheme declares beyond ``PEConfig``'s."""
+    if not set(pairs) - set(OPTION_TYPES) - set(GEOMETRY_KEYS) or name not in NAMED_MODELS:
+        return {}
+    from posharness.models.zoo.encoder.config import scheme_class
+    from posharness.pe import declaration
+
+    defaults = declaration(scheme_class(NAMED_MODELS[name]["scheme"])).defaults
+    return {key: type(value).__name__ for key, value in defaults.items() if key not in OPTION_TYPES}
 
 
 def _typed(key: str, text: str, annotation: str) -> Any:

@@ -1,40 +1,41 @@
-"""Registered model names (the papers' variants) and ``config_for``.
+"""``config_for``: a registered model name at a size preset, as a ``PEConfig``.
 
-Names follow the papers: BERT-A / BERT-R / TUPE-A / TUPE-R (Ke et al. 2021, Table 1),
-TISA alone or on top of learned absolute positions (Wennberg & Henter 2021, Table 3),
-BERT-A* / BERT-A*-s / BERT-A*-Seq (Chen et al. 2023 §3.3.2, draft §5).
+The names are the PE variants of the registry (``posharness.pe.register_variant``; the
+built-in ones in ``posharness.models.zoo.variants``): ``NAMED_MODELS`` is a live view of
+them, so a plugin's models are named exactly like the papers' ones.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from posharness.base.errors import OptionError
-from posharness.models.zoo.encoder.config import SIZES, PEConfig
+from posharness.models.zoo.encoder.config import SIZES, PEConfig, scheme_class
+from posharness.pe import registry
 
-NAMED_MODELS: dict[str, dict[str, Any]] = {
-    "bert-a": {"scheme": "ape"},
-    # TUPE's BERT-R: learned absolute input positions plus the T5 bucketed relative bias.
-    "bert-r": {"scheme": "t5", "absolute": "learned"},
-    "tupe-a": {"scheme": "tupe-a"},
-    "tupe-a-tie-cls": {"scheme": "tupe-a", "tie_cls": True},
-    "tupe-r": {"scheme": "tupe-r"},
-    "tisa": {"scheme": "tisa"},
-    "tisa-ape": {"scheme": "tisa", "absolute": "learned"},
-    "bert-a-star": {"scheme": "attenuated", "attenuation_learnable": "head"},
-    "bert-a-star-s": {"scheme": "attenuated", "attenuation_learnable": "layer"},
-    "bert-a-star-fixed": {"scheme": "attenuated", "attenuation_learnable": "fixed"},
-    "bert-a-star-seq": {"scheme": "sequence", "attenuation_learnable": "head"},
-    "rope": {"scheme": "rope"},
-    "alibi": {"scheme": "alibi"},
-    "sinusoidal": {"scheme": "sinusoidal"},
-    "shaw": {"scheme": "shaw"},
-    "t5": {"scheme": "t5"},
-    "nope": {"scheme": "nope"},
-}
+
+class _NamedModels(Mapping[str, dict[str, Any]]):
+    """Model name -> {"scheme": ..., options}, read from the variant registry on each use."""
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        if name not in registry.pe_variants:
+            raise KeyError(name)
+        found = registry.variant(name)
+        return {"scheme": found.scheme, **found.options}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(registry.pe_variants.names())
+
+    def __len__(self) -> int:
+        return len(registry.pe_variants.names())
+
+
+NAMED_MODELS: Mapping[str, dict[str, Any]] = _NamedModels()
 
 # PEConfig's own fields plus the label fields every transformers config takes.
-_OPTION_FIELDS = (frozenset(vars(PEConfig)["__annotations__"]) - {"name", "size"}) | {
+_NOT_SET_BY_HAND = {"name", "size", "pe_options", "pe_origin"}
+_OPTION_FIELDS = (frozenset(vars(PEConfig)["__annotations__"]) - _NOT_SET_BY_HAND) | {
     "num_labels",
     "id2label",
     "label2id",
@@ -48,17 +49,53 @@ def config_for(
     """The configuration of registered model ``name`` at preset ``size``.
 
     ``overrides`` set any ``PEConfig`` field (e.g. ``max_position_embeddings=256``,
-    ``attenuation_w=0.1``); an unknown field is refused rather than silently stored.
+    ``attenuation_w=0.1``) or an option the scheme declares; an unknown one is refused
+    rather than silently stored.
     """
     if name not in NAMED_MODELS:
-        raise OptionError(f"unknown PE model {name!r}: pick one of {', '.join(NAMED_MODELS)}")
+        raise OptionError(
+            f"unknown PE model {name!r}: pick one of {', '.join(NAMED_MODELS)}, or register "
+            "one with posharness.pe.register_pe / register_variant (docs/new_pe.md)"
+        )
     if size not in SIZES:
         raise OptionError(f"unknown size {size!r}: pick one of {', '.join(SIZES)}")
-    unknown = sorted(set(overrides) - _OPTION_FIELDS)
+    named = dict(NAMED_MODELS[name])
+    scheme = scheme_class(named["scheme"])
+    declared = registry.declaration(scheme)
+    plugin_options = {k: v for k, v in {**named, **overrides}.items() if _scheme_only(k, declared)}
+    unknown = sorted(set(overrides) - _OPTION_FIELDS - set(plugin_options))
     if unknown:
         raise OptionError(
             f"unknown PEConfig option(s) {', '.join(unknown)}: pick from "
-            f"{', '.join(sorted(_OPTION_FIELDS))}"
+            f"{', '.join(sorted(_OPTION_FIELDS | set(declared.defaults)))}"
         )
-    fields = {**SIZES[size], **NAMED_MODELS[name], "vocab_size": vocab_size, **overrides}
+    fields = {**SIZES[size], **named, "vocab_size": vocab_size, **overrides}
+    for key in plugin_options:
+        fields.pop(key)
+    if plugin_options:
+        fields["pe_options"] = plugin_options
+    if declared.origin != registry.BUILTIN:
+        fields["pe_origin"] = origin_record(declared)
     return PEConfig(name=name, size=size, **fields)
+
+
+def _scheme_only(key: str, declared: registry.Declaration) -> bool:
+    """An option the scheme declares that is no ``PEConfig`` field (a plugin's)."""
+    return key in declared.defaults and key not in _OPTION_FIELDS
+
+
+def origin_record(declared: registry.Declaration) -> dict[str, str]:
+    """What a checkpoint stores of where its scheme came from, with the fix when it is gone."""
+    if declared.origin == registry.INCLUDE:
+        from pathlib import Path
+
+        file = Path(declared.source).name
+        return {"origin": "the file", "source": file, "fix": f"pass --include {file}"}
+    from importlib.metadata import PackageNotFoundError, version
+
+    dist = declared.source
+    try:
+        release = f"{dist} {version(dist)}"
+    except PackageNotFoundError:
+        release = dist
+    return {"origin": "the plugin distribution", "source": release, "fix": f"pip install {dist}"}

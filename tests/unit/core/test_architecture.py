@@ -72,11 +72,13 @@ def test_registered_tasks_are_exactly_what_the_families_declare():
 
 def test_registered_models_resolve_to_declared_entries():
     from posharness.contracts.model_spec import ModelEntry
-    from posharness.models.zoo import ZOO_MODELS
+    from posharness.pe import variants
     from posharness.plugins import models
 
     builtin = {e.name: e.obj for e in models.entries() if e.origin == "built-in"}
-    assert set(builtin) == {"hf", "minilm", *ZOO_MODELS}
+    zoo = {name for name in variants() if name in builtin}
+    assert len(zoo) == 17
+    assert set(builtin) == {"hf", "minilm", *zoo}
     assert all(isinstance(entry, ModelEntry) for entry in builtin.values())
 
 

@@ -38,11 +38,15 @@ def write_corpus(path: Path, documents: int = 60) -> Path:
     return path
 
 
-def test_the_registry_lists_every_zoo_name() -> None:
-    from posharness.models.zoo import ZOO_NAMES
+def test_every_pe_variant_is_a_model_name() -> None:
     from posharness.models.zoo.encoder import NAMED_MODELS
+    from posharness.plugins import models
 
-    assert set(ZOO_NAMES) == set(NAMED_MODELS)
+    assert len(NAMED_MODELS) >= 17
+    for name in NAMED_MODELS:
+        entry = models.entry(name)
+        assert entry.obj.build == "posharness.models.zoo.adapter:build_native"
+        assert entry.obj.argument == name
 
 
 def test_a_random_initialisation_runs_in_every_mode_and_says_what_it_is(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ import torch
 from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder import (
     NAMED_MODELS,
-    SCHEMES,
     SIZES,
     PEConfig,
     PEModel,
@@ -18,6 +17,7 @@ from posharness.models.zoo.encoder import (
     pe_card,
 )
 from posharness.models.zoo.encoder.attenuation import BERT_LIKE_W
+from posharness.pe import scheme_names
 from posharness.stats.geometry import locality, symmetry_magnitude
 
 H, L, D, N = 2, 2, 32, 64  # the tiny preset
@@ -108,15 +108,18 @@ def test_sizes_follow_the_presets() -> None:
         30522,
     )
     assert set(SIZES) == {"tiny", "mini", "small", "base"}
-    assert {NAMED_MODELS[n]["scheme"] for n in NAMED_MODELS} == set(SCHEMES)
+    assert {NAMED_MODELS[n]["scheme"] for n in NAMED_MODELS} == set(scheme_names())
 
 
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: PEConfig(scheme="xpos"), "unknown positional scheme 'xpos': pick one of ape"),
+        (
+            lambda: PEConfig(scheme="xpos"),
+            "unknown positional scheme 'xpos': pick one of alibi, ape",
+        ),
         (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, mini"),
-        (lambda: config_for("bert-q"), "unknown PE model 'bert-q': pick one of bert-a"),
+        (lambda: config_for("bert-q"), "unknown PE model 'bert-q': pick one of alibi, bert-a"),
         (lambda: config_for("t5", "tiny", bucket=3), "unknown PEConfig option"),
         (lambda: config_for("bert-a", "tiny", absolute="none"), "takes absolute='learned'"),
         (

@@ -9,7 +9,7 @@ import torch
 
 from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder import NAMED_MODELS, PEModel, config_for
-from posharness.models.zoo.encoder.relative import alibi_slopes, t5_buckets
+from posharness.pe.positions import alibi_slopes, t5_buckets
 from posharness.stats.geometry import locality, symmetry_magnitude
 
 VOCAB = 50

@@ -1,8 +1,9 @@
-"""Position arithmetic shared by the schemes: offsets, T5 buckets, ALiBi slopes, rotations.
+"""Position arithmetic for schemes: offsets, T5 buckets, ALiBi slopes, rotations, sinusoids.
 
 Every function takes ``positions`` [B or 1, n] (the model's position ids) rather than a
 length, so a caller's ``position_ids`` move relative schemes exactly as they move a table.
 Offsets follow the papers' convention k = j - i (key position minus query position).
+Public through ``posharness.pe``: a plugin's scheme uses the arithmetic the built-ins use.
 """
 
 from __future__ import annotations
@@ -58,7 +59,15 @@ def rotary_tables(
     """
     half = head_size // 2
     inv_freq = theta ** (-torch.arange(half, dtype=torch.float32, device=positions.device) / half)
-    angles = positions.to(torch.float32).unsqueeze(-1) * inv_freq  # [B, n, half]
+    return rotation_tables(positions, inv_freq)
+
+
+def rotation_tables(
+    positions: torch.Tensor, frequencies: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin [B or 1, 1, n, 2 F] for angular ``frequencies`` [F] (rotate-half layout):
+    any frequency schedule, the rotary one being theta^(-2m/d)."""
+    angles = positions.to(torch.float32).unsqueeze(-1) * frequencies  # [B, n, F]
     angles = torch.cat([angles, angles], dim=-1).unsqueeze(1)
     return angles.cos(), angles.sin()
 

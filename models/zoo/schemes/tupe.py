@@ -21,19 +21,26 @@ import math
 
 import torch
 from torch import nn
+from transformers import initialization as init
 
-from posharness.models.zoo.encoder.config import PEConfig
-from posharness.models.zoo.encoder.schemes import T5RelativeBias
+from posharness.models.zoo.schemes.relative_bias import T5RelativeBias
+from posharness.pe import UntiedProduct, register_pe
 
 
-class TupeScore(nn.Module):
-    def __init__(self, config: PEConfig) -> None:
+@register_pe("tupe-a", defaults={"tie_cls": False}, version=1, variant=False)
+class TupeScore(UntiedProduct):
+    """TUPE-A: the untied positional product with the [CLS] reset."""
+
+    term = "tupe-untied"
+    title = "TUPE-A"
+
+    def __init__(self, config, tie_cls: bool = False, **relative: int) -> None:
         super().__init__()
         size = config.hidden_size
         self.heads = config.num_attention_heads
         self.head_size = config.head_size
         self.scale = 1.0 / math.sqrt(2 * self.head_size)
-        self.tie_cls = bool(config.tie_cls)
+        self.tie_cls = bool(tie_cls)
         self.table = nn.Embedding(config.max_position_embeddings, size)
         self.norm = nn.LayerNorm(size, eps=config.layer_norm_eps)
         self.query = nn.Linear(size, size, bias=False)  # U^Q, all heads
@@ -41,10 +48,12 @@ class TupeScore(nn.Module):
         if not self.tie_cls:
             self.theta = nn.Parameter(torch.zeros(2, size))  # p_theta1, p_theta2
         self.relative = (
-            T5RelativeBias(config, cls_buckets=not self.tie_cls)
-            if config.scheme == "tupe-r"
-            else None
+            T5RelativeBias(config, **relative, cls_buckets=not self.tie_cls) if relative else None
         )
+
+    def init_weights(self, std: float) -> None:
+        if not self.tie_cls:
+            init.normal_(self.theta, std=std)
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         return x.view(*x.shape[:-1], self.heads, self.head_size).transpose(-3, -2)
@@ -75,3 +84,31 @@ class TupeScore(nn.Module):
         if self.relative is not None:
             delta = delta + self.relative(positions)
         return delta
+
+
+@register_pe(
+    "tupe-r",
+    defaults={"tie_cls": False, "relative_buckets": 32, "relative_max_distance": 128},
+    version=1,
+    variant=False,
+)
+class TupeRelative(TupeScore):
+    """TUPE-R: TUPE-A plus the T5 bucketed relative bias."""
+
+    term = "tupe-untied+t5-bias"
+    title = "TUPE-R"
+    reference = "both"
+
+    def __init__(
+        self,
+        config,
+        tie_cls: bool = False,
+        relative_buckets: int = 32,
+        relative_max_distance: int = 128,
+    ) -> None:
+        super().__init__(
+            config,
+            tie_cls,
+            relative_buckets=relative_buckets,
+            relative_max_distance=relative_max_distance,
+        )

@@ -1,0 +1,304 @@
+"""``check_pe``: verify a registered positional encoding numerically, on a tiny random model.
+
+A scheme's author declares only what it contributes (``posharness.pe``); whether the model
+built from it honours the mode split, the fused path, saving and the card is checked here,
+in float64 so that any difference is a bug and not rounding (issue 29: a scheme missing one
+private edit trained with no positions at all, and nothing noticed). Each check returns a
+one-line failure that names what differs:
+
+* ``seeded`` — two builds with one seed are identical (the initialisation uses the global
+  generator, as ``transformers.initialization`` does);
+* ``positions`` — the model uses positions: permuting the input tokens must not merely
+  permute the outputs (a zero or row-constant positional term fails);
+* ``split`` — in every layer and head the logits are gamma + delta, the forward that records
+  them equals the plain one, contextual uses gamma and positional delta, and for an exact
+  kind the positional mode's term is the delta mode ``both`` adds;
+* ``sdpa`` — the fused (SDPA) path equals the eager one in every mode;
+* ``save`` — ``save_pretrained`` then ``AutoModel.from_pretrained`` gives identical outputs;
+* ``card`` — the card counts exactly the parameters of the scheme's modules, and each of
+  them changes the positional term (and, for a term from positions, nothing else does).
+
+Plugin authors call :func:`assert_pe_ok` from their tests; ``posharness check-pe NAME`` runs
+the same checks.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from posharness.base.errors import PosharnessError
+from posharness.pe import registry
+
+TOLERANCE = 1e-9  # float64: anything above is a different computation, not rounding
+# Eager attention takes its softmax in float32 (attention.masked_softmax), SDPA in the
+# model's float64: outputs of the two paths agree to float32's rounding, no closer.
+PATH_TOLERANCE = 1e-6
+_EXACT_FROM_POSITIONS = (registry.LOGIT_TERM, registry.UNTIED_PRODUCT, registry.CONTENT_LOGIT_TERM)
+_VOCAB, _LENGTH, _BATCH = 64, 12, 3
+
+
+class PECheckError(PosharnessError):
+    """A registered positional encoding fails one of ``check_pe``'s checks."""
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    name: str  # the check
+    passed: bool
+    detail: str  # what was verified, or the one-line failure
+
+
+def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
+    """Run every check on model ``name`` (a PE variant) at the ``tiny`` size, in float64."""
+    import posharness.models.zoo.encoder  # noqa: F401  (registers the zoo with the Auto* classes)
+    from posharness.models.zoo.encoder import config_for
+
+    config = config_for(name, "tiny", vocab_size=_VOCAB, **options)
+    bench = _Bench(config, seed)
+    checks: list[tuple[str, Callable[[], str]]] = [
+        ("seeded", bench.seeded),
+        ("positions", bench.uses_positions),
+        ("split", bench.split),
+        ("sdpa", bench.sdpa),
+        ("save", bench.save),
+        ("card", bench.card),
+    ]
+    outcomes = []
+    for check, run in checks:
+        try:
+            outcomes.append(CheckOutcome(check, True, run()))
+        except PECheckError as failure:
+            outcomes.append(CheckOutcome(check, False, str(failure)))
+    return outcomes
+
+
+def assert_pe_ok(name: str, seed: int = 0, **options: Any) -> None:
+    """For a plugin's tests: raise ``PECheckError`` with the first failure's line."""
+    for outcome in check_pe(name, seed, **options):
+        if not outcome.passed:
+            raise PECheckError(f"{name}: {outcome.name}: {outcome.detail}")
+
+
+def positions_ignored(model: Any) -> str | None:
+    """Why ``model`` (any zoo model) would train without positions, or None.
+
+    ``pretrain`` calls this before its first step: a scheme whose positional term is zero or
+    constant per row trains exactly like NoPE, and only the loss curve would tell.
+    """
+    from posharness.models.zoo.encoder.schemes import kind
+
+    encoder = model._encoder()
+    if kind(encoder.config) == registry.POSITION_FREE:
+        return None
+    generator = torch.Generator().manual_seed(0)
+    n = min(_LENGTH, encoder.config.max_position_embeddings)
+    ids = torch.randint(5, encoder.config.vocab_size, (1, n), generator=generator)
+    order = torch.randperm(n, generator=generator)
+    was_training = encoder.training
+    encoder.eval()
+    try:
+        with torch.no_grad(), encoder.attention_mode_set("both"):
+            plain = encoder(ids).last_hidden_state[0]
+            permuted = encoder(ids[:, order]).last_hidden_state[0]
+    finally:
+        encoder.train(was_training)
+    if torch.allclose(permuted, plain[order], atol=1e-5 * max(1.0, float(plain.abs().max()))):
+        return (
+            f"scheme {encoder.config.scheme} ignores positions: permuting the input only "
+            "permutes the outputs (is its positional term zero, or constant along each row, "
+            "at initialisation?)"
+        )
+    return None
+
+
+class _Bench:
+    """One tiny float64 model of the scheme, and the inputs every check feeds it."""
+
+    def __init__(self, config: Any, seed: int) -> None:
+        from posharness.models.zoo.encoder import PEModel
+        from posharness.models.zoo.encoder.schemes import kind
+
+        self.config, self.seed = config, seed
+        self.kind = kind(config)
+        torch.manual_seed(seed)
+        self.model = PEModel(config).to(torch.float64).eval()
+        generator = torch.Generator().manual_seed(seed)
+        self.ids = torch.randint(5, _VOCAB, (_BATCH, _LENGTH), generator=generator)
+        self.mask = torch.ones(_BATCH, _LENGTH, dtype=torch.long)
+        self.mask[1, _LENGTH - 3 :] = 0  # one padded sequence: masking is part of every check
+        self.modes = list(_modes(config))
+
+    def outputs(self, model: Any, mode: str, path: str = "eager") -> torch.Tensor:
+        model.set_attention_path(path)
+        with torch.no_grad(), model.attention_mode_set(mode):
+            return model(self.ids, attention_mask=self.mask).last_hidden_state
+
+    def seeded(self) -> str:
+        from posharness.models.zoo.encoder import PEModel
+
+        torch.manual_seed(self.seed)
+        twin = PEModel(self.config).to(torch.float64)
+        ours = self.model.state_dict()
+        for key, value in twin.state_dict().items():
+            if not torch.equal(value, ours[key]):
+                raise PECheckError(
+                    f"two builds with seed {self.seed} differ in {key}: initialise from torch's "
+                    "global generator (transformers.initialization), not a generator of your own"
+                )
+        return f"two builds with seed {self.seed} are identical ({len(ours)} tensors)"
+
+    def uses_positions(self) -> str:
+        if self.kind == registry.POSITION_FREE:
+            return "declared position-free (NoPositions): nothing to check"
+        reason = positions_ignored(self.model)
+        if reason:
+            raise PECheckError(reason)
+        return "permuting the input changes the outputs beyond a permutation"
+
+    def split(self) -> str:
+        for mode in self.modes:
+            with torch.no_grad(), self.model.attention_mode_set(mode):
+                record = self.model.attention_record(self.ids, self.mask)
+            plain = self.outputs(self.model, mode)
+            with torch.no_grad(), self.model.attention_mode_set(mode):
+                recorded = self.model(self.ids, self.mask, _record=[]).last_hidden_state
+            _same(recorded, plain, f"mode {mode}: the forward that records gamma and delta")
+            for layer, terms in enumerate(record):
+                if terms.logits is None or self.kind == registry.POSITIONAL_ATTENTION:
+                    continue  # CA(PA(X)): component ablations, not a logit split
+                expected = {"both": terms.gamma + terms.delta, "contextual": terms.gamma}
+                wanted = expected.get(mode, terms.delta)
+                _same(terms.logits, wanted, f"mode {mode}, layer {layer}: logits vs definition")
+        if self.kind in _EXACT_FROM_POSITIONS and self.config.absolute == "none":
+            with torch.no_grad():
+                both = self.model.attention_record(self.ids, self.mask)[0].delta
+                with self.model.attention_mode_set("positional"):
+                    alone = self.model.attention_record(self.ids, self.mask)[0].delta
+            _same(
+                alone,
+                both,
+                "layer 0: mode positional's term vs the delta mode both adds (the split must be "
+                "exact for this kind; LogitTerm.positional must give delta's numbers)",
+            )
+        return f"logits = gamma + delta in every layer and head; {', '.join(self.modes)} as defined"
+
+    def sdpa(self) -> str:
+        for mode in self.modes:
+            eager = self.outputs(self.model, mode, "eager")
+            fused = self.outputs(self.model, mode, "sdpa")
+            _same(fused, eager, f"mode {mode}: the SDPA path vs eager", PATH_TOLERANCE)
+        self.model.set_attention_path("auto")
+        return f"SDPA equals eager in {', '.join(self.modes)}"
+
+    def save(self) -> str:
+        from transformers import AutoModel
+
+        with tempfile.TemporaryDirectory() as folder, _quiet():
+            self.model.save_pretrained(folder)
+            loaded = AutoModel.from_pretrained(folder, dtype=torch.float64).eval()
+        for mode in self.modes:
+            reloaded, ours = self.outputs(loaded, mode), self.outputs(self.model, mode)
+            _same(reloaded, ours, f"mode {mode}: the reloaded model's outputs")
+        return "save_pretrained -> AutoModel.from_pretrained gives identical outputs"
+
+    def card(self) -> str:
+        from posharness.models.zoo.encoder import pe_card
+
+        counted = pe_card(self.config).positional_parameters
+        owned = dict(_scheme_parameters(self.model))
+        held = sum(p.numel() for p in owned.values())
+        if counted != held:
+            raise PECheckError(
+                f"the card counts {counted} positional parameters but the scheme's modules hold "
+                f"{held}"
+            )
+        if not owned:
+            return "no positional parameters, none counted"
+        grads = self._probe_gradients()
+        for key in owned:
+            grad = grads.get(key)
+            if grad is None or not bool(grad.abs().gt(0).any()):
+                raise PECheckError(
+                    f"parameter {key} is counted by the card but does not change the positional "
+                    "term: use it or remove it"
+                )
+        if self.kind in (registry.LOGIT_TERM, registry.UNTIED_PRODUCT) and (
+            self.config.absolute == "none"  # with input positions delta holds the pp-term too
+        ):
+            for key, grad in grads.items():
+                if key not in owned and grad is not None and bool(grad.abs().gt(0).any()):
+                    raise PECheckError(
+                        f"the positional term depends on {key}, outside the scheme's modules, "
+                        "so the card does not count it: keep position parameters in the scheme"
+                    )
+        return f"{counted} parameters, each changing the positional term"
+
+    def _probe_gradients(self) -> dict[str, torch.Tensor | None]:
+        """d sum(delta * R) / d parameter, delta the positional term of ``_LENGTH`` tokens."""
+        model = self.model
+        model.zero_grad(set_to_none=True)
+        with torch.enable_grad():
+            scores = model.positional_scores.__wrapped__(model, _LENGTH)
+            if scores is None:  # a term that reads the queries: its delta in mode both
+                record = model.attention_record(self.ids, self.mask)
+                deltas = [terms.delta for terms in record]
+            else:
+                deltas = [scores]
+            generator = torch.Generator().manual_seed(1)
+            probe = sum(
+                (d * torch.randn(d.shape, generator=generator, dtype=d.dtype)).sum() for d in deltas
+            )
+            probe.backward()
+        grads = {key: p.grad for key, p in model.named_parameters()}
+        model.zero_grad(set_to_none=True)
+        return grads
+
+
+def _scheme_parameters(model: Any) -> Iterator[tuple[str, torch.Tensor]]:
+    """Every parameter held by a ``PositionalEncoding`` module of ``model`` (the card's count)."""
+    from posharness.pe import PositionalEncoding
+
+    seen: set[int] = set()
+    for prefix, module in model.named_modules():
+        if isinstance(module, PositionalEncoding):
+            for key, parameter in module.named_parameters(prefix=prefix):
+                if id(parameter) not in seen:
+                    seen.add(id(parameter))
+                    yield key, parameter
+
+
+def _modes(config: Any) -> Iterator[str]:
+    from posharness.models.zoo.encoder.modes import mode_support
+
+    yield from mode_support(config)
+
+
+def _same(
+    actual: torch.Tensor, expected: torch.Tensor, what: str, tolerance: float = TOLERANCE
+) -> None:
+    actual, expected = torch.broadcast_tensors(actual, expected)
+    difference = float((actual - expected).abs().max()) if actual.numel() else 0.0
+    if not difference <= tolerance:
+        raise PECheckError(f"{what} differ (max |diff| {difference:.3g} > {tolerance:g})")
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    from transformers.utils import logging as hf_logging
+
+    previous = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(previous)
+        if bars:
+            hf_logging.enable_progress_bar()
