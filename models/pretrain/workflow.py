@@ -49,6 +49,7 @@ def pretrain_scheme(
     positions = max(settings.block_size, config_for(name, size).max_position_embeddings)
     positions = options.pop("max_position_embeddings", positions)
     config_for(name, size, max_position_embeddings=positions, **options)
+    _refuse_untrained_positions(name, options)
     hf_logging.disable_progress_bar()
     hf_logging.set_verbosity_error()
     if phase is not None:
@@ -77,3 +78,23 @@ def pretrain_scheme(
         return PEForMaskedLM(config)
 
     return pretrain(build, tokenizer, corpus, out_dir, settings, progress)
+
+
+def _refuse_untrained_positions(name: str, options: dict[str, Any]) -> None:
+    """Refuse a scheme that would train without positions, before the corpus is read.
+
+    A scheme whose positional term is zero or row-constant at initialisation gets no
+    gradient to leave that state and trains exactly like NoPE (issue 29: a final loss equal
+    to NoPE's was the only sign). A tiny seeded build in a forked random state is enough.
+    """
+    import torch
+
+    from posharness.models.zoo.check import positions_ignored
+    from posharness.models.zoo.encoder import PEForMaskedLM, config_for
+
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        probe = PEForMaskedLM(config_for(name, "tiny", vocab_size=64, **options))
+    reason = positions_ignored(probe)
+    if reason:
+        raise OptionError(f"{reason}: pretraining it would train a model without positions")

@@ -282,7 +282,7 @@ def _modes(config: Any) -> Iterator[str]:
 def _same(
     actual: torch.Tensor, expected: torch.Tensor, what: str, tolerance: float = TOLERANCE
 ) -> None:
-    actual, expected = torch.broadcast_tensors(actual, expected)
+    actual, expected = torch.broadcast_tensors(actual.detach(), expected.detach())
     difference = float((actual - expected).abs().max()) if actual.numel() else 0.0
     if not difference <= tolerance:
         raise PECheckError(f"{what} differ (max |diff| {difference:.3g} > {tolerance:g})")

@@ -13,6 +13,7 @@ from typing import Any
 from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.config import SIZES, PEConfig, scheme_class
 from posharness.pe import registry
+from posharness.plugins.registry import BUILTIN, INCLUDE
 
 
 class _NamedModels(Mapping[str, dict[str, Any]]):
@@ -74,7 +75,7 @@ def config_for(
         fields.pop(key)
     if plugin_options:
         fields["pe_options"] = plugin_options
-    if declared.origin != registry.BUILTIN:
+    if declared.origin != BUILTIN:
         fields["pe_origin"] = origin_record(declared)
     return PEConfig(name=name, size=size, **fields)
 
@@ -86,7 +87,7 @@ def _scheme_only(key: str, declared: registry.Declaration) -> bool:
 
 def origin_record(declared: registry.Declaration) -> dict[str, str]:
     """What a checkpoint stores of where its scheme came from, with the fix when it is gone."""
-    if declared.origin == registry.INCLUDE:
+    if declared.origin == INCLUDE:
         from pathlib import Path
 
         file = Path(declared.source).name
