@@ -1,0 +1,132 @@
+"""The identity of the code that defines a plugin's object: a declared version, or a hash
+of its normalised source.
+
+Why (issue 29, part 4): a cell's id covered the model's weights, config, tokenizer and
+dtype and the task's declared version, but not the code that turns them into numbers.
+Multiplying a plugin PE's bias by -100 and rerunning said "0 cell(s) run, 6 already
+finished", and a fresh folder over the same cache mixed old attention metrics with a
+recomputed positional term. So whatever code a cell's numbers depend on enters its
+identity: built-ins through explicit versions guarded by a recorded-hash test, plugins
+(whose authors cannot be trusted to bump a version) through a hash of their source.
+
+The hash is over a *normalised* source: each file's ``ast.dump`` with module, class and
+function docstrings removed. Comments, docstrings, blank lines and formatting do not
+count (``ast.dump`` leaves positions out), so reformatting or documenting a plugin keeps
+its finished cells; any edit of its code makes new ones. Files are named by their path
+relative to their common folder, so the digest holds no machine path and is the same on
+every computer (and in a board moved between them).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from posharness.base.errors import OptionError
+
+__all__ = ["code_identity", "normalised_source", "source_digest", "source_files"]
+
+_DOC_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+# (resolved path, size, mtime) -> sha256 of the normalised text: key_of asks once per cell.
+_memo: dict[tuple[str, int, int], str] = {}
+
+
+def _module_of(obj: Any) -> ModuleType | None:
+    if isinstance(obj, ModuleType):
+        return obj
+    return sys.modules.get(getattr(obj, "__module__", None) or "")
+
+
+def _file_of(obj: Any) -> Path:
+    module = _module_of(obj)
+    found = getattr(module, "__file__", None)
+    if found is None:
+        try:
+            found = inspect.getsourcefile(obj)
+        except TypeError:
+            found = None
+    if not found or not str(found).endswith(".py") or not Path(found).is_file():
+        name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+        raise OptionError(
+            f"cannot find the source file of {name} to identify its code: define it in a "
+            ".py file, or declare its code version"
+        )
+    return Path(found).resolve()
+
+
+def source_files(obj: Any) -> list[Path]:
+    """The ``.py`` files that define ``obj`` (a class, function or module), sorted.
+
+    When its module belongs to a package, every ``.py`` file of that package's top-level
+    folder (a scheme may use a helper module beside it); the top-level package is found
+    by import name, so ``posharness.models.hf.adapter`` gives the ``models/`` folder even
+    though ``posharness`` itself lives elsewhere. A module outside any package (an
+    ``--include`` file) is its single file.
+    """
+    file = _file_of(obj)
+    module = _module_of(obj)
+    name = getattr(module, "__name__", "") or ""
+    parts = name.split(".")
+    for depth in range(1, len(parts) + 1):
+        package = sys.modules.get(".".join(parts[:depth]))
+        for folder in getattr(package, "__path__", None) or ():
+            root = Path(folder).resolve()
+            if root in file.parents:
+                return sorted(path for path in root.rglob("*.py") if path.is_file())
+    return [file]
+
+
+def normalised_source(text: str) -> str:
+    """``ast.dump`` of ``text`` without docstrings (the raw text if it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    for node in ast.walk(tree):
+        if not isinstance(node, _DOC_HOLDERS) or not node.body:
+            continue
+        first = node.body[0]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _file_digest(path: Path) -> str:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _memo:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        _memo[key] = hashlib.sha256(normalised_source(text).encode("utf-8")).hexdigest()
+    return _memo[key]
+
+
+def source_digest(files: Iterable[str | Path]) -> str:
+    """sha256 (16 hex) of the normalised source of ``files``, each named by its path
+    relative to their common folder (no machine path enters)."""
+    paths = sorted({Path(file).resolve() for file in files})
+    if not paths:
+        raise OptionError("no source files to identify: give at least one .py file")
+    root = Path(os.path.commonpath([str(path.parent) for path in paths]))
+    digest = hashlib.sha256()
+    for relative, path in sorted((path.relative_to(root).as_posix(), path) for path in paths):
+        digest.update(f"{relative}\0{_file_digest(path)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def code_identity(obj: Any, version: str | int | None = None) -> str:
+    """``v<version>`` when the code declares a version, else ``src:<digest>`` of the files
+    that define ``obj`` (:func:`source_files`)."""
+    if version is not None:
+        return f"v{version}"
+    return f"src:{source_digest(source_files(obj))}"
