@@ -13,6 +13,12 @@ imports the built-in models or tasks at start-up. Three ways in from outside: th
 API (the decorators), entry points (groups ``posharness.models`` / ``posharness.tasks``)
 and ``--include PATH`` (a .py file or a folder of them). Each entry remembers where it
 came from so ``posharness list`` can show it.
+
+One broken plugin must not take the others down (issue 29, "a plugin that raises at
+import"): a module-only entry point whose import raises anything is reported on stderr in
+one line naming the plugin, its distribution and its error, the other plugins still load,
+and an unknown name of that registry later says which plugins failed (the name may have
+been theirs). A lazy entry whose module raises is a one-line :class:`UnknownNameError`.
 """
 
 from __future__ import annotations
@@ -34,6 +40,27 @@ T = TypeVar("T")
 BUILTIN = "built-in"
 PLUGIN = "plugin"
 INCLUDE = "include"
+
+
+@dataclass(frozen=True)
+class PluginFailure:
+    """A plugin whose import raised: what the unknown-name message and stderr name."""
+
+    name: str  # the entry point's name
+    distribution: str
+    error: str  # "ValueError: boom"
+
+    def line(self) -> str:
+        return (
+            f"posharness: plugin {self.name!r} from distribution {self.distribution} failed "
+            f"to import ({self.error}); its names are unavailable: fix or uninstall "
+            f"{self.distribution}"
+        )
+
+
+# Modules of entry points that already failed in this process, with their error: a module
+# named by two groups (a family's models and tasks) is tried, and reported, once.
+_FAILED_MODULES: dict[str, str] = {}
 
 
 @dataclass
@@ -61,6 +88,8 @@ class Registry(Generic[T]):
         self._aliases: dict[str, str] = {}
         self._groups: dict[str, tuple[str, ...]] = {}
         self._plugins_loaded = False
+        # Plugins of this group that failed to import: (entry point, distribution, error).
+        self.failed_plugins: list[PluginFailure] = []
         # While an --include file or plugin module is imported, new registrations take
         # its origin instead of "built-in".
         self._origin_stack: list[tuple[str, str]] = []
@@ -149,10 +178,16 @@ class Registry(Generic[T]):
         return sorted(self._entries)
 
     def entries(self) -> Iterator[Entry[T]]:
+        """Every entry, loaded; one whose import fails is reported on stderr in one line
+        and left out, so ``posharness list`` still shows the others."""
         for name in self.names():
             entry = self._entries[name]
             if entry.obj is None:
-                self.get(name)
+                try:
+                    self.get(name)
+                except UnknownNameError as exc:
+                    print(f"posharness: {exc}", file=sys.stderr)
+                    continue
             yield entry
 
     def groups(self) -> dict[str, tuple[str, ...]]:
@@ -176,7 +211,13 @@ class Registry(Generic[T]):
         known = sorted(set(self._entries) | set(self._aliases) | set(self._groups))
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(known)}"
-        return f"unknown {self.kind} {name!r}: {hint} (see `posharness list {self.kind}s`)"
+        message = f"unknown {self.kind} {name!r}: {hint} (see `posharness list {self.kind}s`)"
+        if self.failed_plugins:
+            failed = "; ".join(
+                f"{f.name!r} from {f.distribution} ({f.error})" for f in self.failed_plugins
+            )
+            message += f"; plugins that failed to import and may provide it: {failed}"
+        return message
 
     # -- plugins ------------------------------------------------------------------------
     def load_plugins(self) -> None:
@@ -191,8 +232,21 @@ class Registry(Generic[T]):
                 self.add_lazy(ep.name, f"{ep.module}:{ep.attr}", origin=origin, source=dist)
             else:
                 # A module-only entry point registers its names by decorators on import.
+                self._import_plugin_module(ep.name, ep.module, origin, dist)
+
+    def _import_plugin_module(self, name: str, module: str, origin: str, dist: str) -> None:
+        """Import one module-only plugin; on any exception report it once on stderr,
+        remember it for unknown-name messages and go on with the others."""
+        error = _FAILED_MODULES.get(module)
+        if error is None:
+            try:
                 with self.origin(origin, dist):
-                    importlib.import_module(ep.module)
+                    importlib.import_module(module)
+                return
+            except Exception as exc:  # a plugin's bug, of any kind, is its own
+                error = _FAILED_MODULES[module] = one_line_error(exc)
+                print(PluginFailure(name, dist, error).line(), file=sys.stderr)
+        self.failed_plugins.append(PluginFailure(name, dist, error))
 
     def origin(self, origin: str, source: str) -> _OriginScope:
         return _OriginScope(self, origin, source)
@@ -219,6 +273,11 @@ def import_target(target: str, kind: str, name: str):
             f"{kind} {name!r} points to {target!r}, which cannot be imported ({exc}): "
             "reinstall the package that provides it"
         ) from exc
+    except Exception as exc:  # the module is there but raises: a bug in the plugin
+        raise UnknownNameError(
+            f"{kind} {name!r} points to {target!r}, whose import failed "
+            f"({one_line_error(exc)}): fix or uninstall the package that provides it"
+        ) from exc
     obj = module
     for part in attr.split(".") if attr else []:
         try:
@@ -229,6 +288,14 @@ def import_target(target: str, kind: str, name: str):
                 f"{part!r}: reinstall or fix the package that provides it"
             ) from None
     return obj
+
+
+def one_line_error(exc: BaseException) -> str:
+    """``ValueError: boom``, on one line however long the message."""
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:197] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def include(path: str | Path, registries: tuple[Registry, ...]) -> list[str]:

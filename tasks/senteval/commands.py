@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from posharness.base.errors import OptionError
-from posharness.cli.click_options import click_options, from_cli
+from posharness.cli.click_options import click_options, from_cli, include_option
 from posharness.run.option_schema import Option, split_commas
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ BUILD_OPTIONS: tuple[Option, ...] = (
 
 @click.command(name="senteval")
 @click_options(BUILD_OPTIONS)
+@include_option
 def build_probes_senteval(**values: Any) -> None:
     """The ten SentEval probing tasks rebuilt from your corpora.
 

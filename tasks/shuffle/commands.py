@@ -10,7 +10,7 @@ import click
 from rich.table import Table
 
 from posharness.base.errors import OptionError
-from posharness.cli.click_options import click_options, from_cli
+from posharness.cli.click_options import click_options, from_cli, include_option
 from posharness.cli.console import console
 from posharness.run.option_schema import Option, split_commas
 
@@ -27,6 +27,7 @@ BUILD_OPTIONS: tuple[Option, ...] = (
 
 @click.command(name="shuffle")
 @click_options(BUILD_OPTIONS)
+@include_option
 def build_probes_shuffle(**values: Any) -> None:
     """Shuffle-3..6, Random and Shuffle-SR (Chen et al. 2023 §3.5) from SNLI pairs."""
     from posharness.tasks.shuffle.probes import PROBES, build_probes, write_probes
