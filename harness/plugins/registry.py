@@ -58,6 +58,8 @@ class PluginFailure:
         )
 
 
+_LISTINGS = {"model": "posharness list models", "task": "posharness list tasks"}
+
 # Modules of entry points that already failed in this process, with their error: a module
 # named by two groups (a family's models and tasks) is tried, and reported, once.
 _FAILED_MODULES: dict[str, str] = {}
@@ -81,9 +83,12 @@ class Entry(Generic[T]):
 class Registry(Generic[T]):
     """Name → object, with lazy import, aliases, groups and close-match errors."""
 
-    def __init__(self, kind: str, entry_point_group: str) -> None:
+    def __init__(self, kind: str, entry_point_group: str, *, listing: str | None = None) -> None:
         self.kind = kind
         self.entry_point_group = entry_point_group
+        # The command that lists this registry's names, for unknown-name errors: `posharness
+        # list models|tasks` for those two; a registry with no listing command names none.
+        self.listing = listing or _LISTINGS.get(kind)
         self._entries: dict[str, Entry[T]] = {}
         self._aliases: dict[str, str] = {}
         self._groups: dict[str, tuple[str, ...]] = {}
@@ -211,7 +216,9 @@ class Registry(Generic[T]):
         known = sorted(set(self._entries) | set(self._aliases) | set(self._groups))
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(known)}"
-        message = f"unknown {self.kind} {name!r}: {hint} (see `posharness list {self.kind}s`)"
+        message = f"unknown {self.kind} {name!r}: {hint}"
+        if self.listing:
+            message += f" (see `{self.listing}`)"
         if self.failed_plugins:
             failed = "; ".join(
                 f"{f.name!r} from {f.distribution} ({f.error})" for f in self.failed_plugins

@@ -166,3 +166,18 @@ def test_every_command_takes_include():
         f"{sorted(lacking - WITHOUT_INCLUDE_YET)}; these have it now, drop them from "
         f"WITHOUT_INCLUDE_YET: {sorted(WITHOUT_INCLUDE_YET - lacking)}"
     )
+
+
+def test_a_registry_without_a_listing_command_names_none():
+    """The PE registries (``positional encoding``, ``PE model``) have no ``posharness list``
+    choice of their own: their unknown-name errors must not suggest one."""
+    schemes: Registry = Registry("positional encoding", f"posharness.test_pe_{uuid.uuid4().hex}")
+    schemes.add("clipped-bias", object())
+    with pytest.raises(UnknownNameError) as info:
+        schemes.get("clipped-bais")
+    assert str(info.value) == (
+        "unknown positional encoding 'clipped-bais': did you mean clipped-bias?"
+    )
+    listed: Registry = Registry("PE model", "posharness.x", listing="posharness list models")
+    with pytest.raises(UnknownNameError, match=r"\(see `posharness list models`\)"):
+        listed.get("nothing")
