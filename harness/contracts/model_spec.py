@@ -129,10 +129,34 @@ def parse_model_spec(text: str) -> ModelSpec:
     return ModelSpec(text, match["name"], match["arg"])
 
 
-def build_adapter(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
+def registered_factory(spec: ModelSpec) -> ModelFactory:
+    """The factory of ``spec``'s name. An unknown name whose checkpoint records the plugin it
+    was made with (``pe_origin`` in its config.json: origin, source and the fix, written by
+    the PE zoo for plugin schemes) says which plugin to install or include."""
+    import json
+
+    from posharness.base.errors import UnknownNameError
     from posharness.plugins import models
 
-    factory: ModelFactory = models.get(spec.name)
+    try:
+        return models.get(spec.name)
+    except UnknownNameError:
+        config = Path(spec.argument or "").expanduser() / "config.json"
+        try:
+            origin = json.loads(config.read_text()).get("pe_origin") if spec.argument else None
+        except (OSError, ValueError, AttributeError):
+            origin = None
+        if not isinstance(origin, dict):
+            raise
+        raise UnknownNameError(
+            f"unknown model {spec.name!r}: {spec.argument} was made with a positional scheme "
+            f"from {origin.get('origin', 'a plugin')} {origin.get('source', '?')}: "
+            f"{origin.get('fix', 'install or --include it')}"
+        ) from None
+
+
+def build_adapter(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
+    factory = registered_factory(spec)
     adapter = factory(spec.argument, options)
     adapter.spec = spec.text
     return adapter

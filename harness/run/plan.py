@@ -307,9 +307,9 @@ def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: An
 def preflight_model(spec: ModelSpec, options: LoadOptions) -> None:
     """The cheap part of loading a model: its name is registered and its checkpoint is
     where the spec says (no weights read). Families declare it as ``ModelEntry.check``."""
-    from posharness.plugins import models
+    from posharness.contracts.model_spec import registered_factory
 
-    factory = models.get(spec.name)
+    factory = registered_factory(spec)
     check = getattr(factory, "preflight", None)
     if check is not None:
         check(spec.argument, options)

@@ -62,7 +62,33 @@ class NativePEAdapter(HFEncoderAdapter):
         self.model.set_attention_path(self.attention)
 
     def fingerprint(self) -> str:
-        return "pe-" + super().fingerprint()[:13]
+        """The checkpoint's fingerprint, plus the code the model runs when it is not the
+        code that made the committed boards (``posharness.models.zoo.identity``)."""
+        checkpoint = super().fingerprint()
+        code = self.code_identity()
+        if code:
+            from posharness.storage.hashing import hash_obj
+
+            checkpoint = hash_obj({"checkpoint": checkpoint, "code": code})
+        return "pe-" + checkpoint[:13]
+
+    def code_identity(self) -> dict[str, str]:
+        from posharness.models.zoo.identity import code_identity
+
+        return code_identity(self._zoo_config())
+
+    def describe(self) -> dict[str, Any]:
+        """The Hugging Face description, plus where a plugin scheme came from and the code
+        identity when it enters the fingerprint (absent for built-ins: old results stay
+        byte-identical)."""
+        details = super().describe()
+        code = self.code_identity()
+        if code:
+            details["pe_code"] = code
+        origin = self.config_dict.get("pe_origin")
+        if origin:
+            details["pe_origin"] = {k: v for k, v in origin.items() if k != "fix"}
+        return details
 
     def pe_card(self) -> PECard:
         from posharness.models.zoo.encoder import pe_card
@@ -171,8 +197,9 @@ def random_checkpoint(
 ) -> Path:
     """An untrained zoo model saved once under the cache, so it is fingerprinted like any other.
 
-    The folder name carries a digest of the ``PEConfig`` overrides, so two option sets
-    never share a cached initialisation.
+    The folder name carries a digest of the ``PEConfig`` overrides and of the scheme's code
+    identity, so two option sets, or two versions of a plugin's code, never share a cached
+    initialisation.
     """
     import hashlib
     import shutil
@@ -189,8 +216,14 @@ def random_checkpoint(
     overrides = overrides or {}
     config = config_for(name, size, vocab_size=len(tokenizer), **overrides)
     folder = root / f"{name}-{size}-seed{seed}-vocab{len(tokenizer)}"
-    if overrides:
-        digest = hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest()
+    # A plugin's (or a bumped scheme's) code identity joins the options: an edited
+    # initialisation must not reuse the folder an older one wrote.
+    from posharness.models.zoo.identity import code_identity
+
+    code = code_identity(config)
+    identity = {**overrides, **({"_code": code} if code else {})}
+    if identity:
+        digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
         folder = folder.with_name(f"{folder.name}-{digest[:12]}")
     if (folder / "config.json").is_file():
         return folder

@@ -1,0 +1,99 @@
+"""The identity of the code a zoo model runs, for its fingerprint (issue 29, part 4).
+
+A fingerprint of weights, config, tokenizer and dtype says nothing of the code that turns
+them into numbers: editing a plugin's bias, or fixing the zoo's attention, reused every
+finished cell. So the code enters the fingerprint too:
+
+* the shared encoder (attention, layers, the mode split, the PE API's arithmetic) carries
+  ``ENCODER_VERSION``; each built-in scheme its ``register_pe(version=...)``. A test keeps a
+  recorded hash of each one's source and fails when the source changes without a bump
+  (tests/unit/models/zoo/test_code_versions.py).
+* a plugin scheme is identified by its declared version, else by the hash of its source
+  files (``posharness.plugins.code_identity``), so any edit of its code makes new cells.
+
+Version 1 of every built-in is the code that made the committed boards, and adds nothing
+to the fingerprint: their ids are unchanged. A bump (or any plugin) adds the code's
+identity to the hash.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+from typing import Any
+
+from posharness.pe import registry
+from posharness.plugins.registry import BUILTIN
+
+ENCODER_VERSION = 1
+_ZOO = Path(__file__).resolve().parent
+_CORE_PE = Path(registry.__file__).resolve().parent
+# What every zoo model's numbers depend on besides its scheme: the encoder, and the PE
+# API's base classes, arithmetic and mode split. Two groups, each hashed relative to its
+# own folder, so the digest is the same in a checkout and in an installed package.
+ENCODER_FILES = tuple(
+    _ZOO / "encoder" / name
+    for name in (
+        "attention.py",
+        "attenuation.py",
+        "config.py",
+        "heads.py",
+        "layers.py",
+        "modeling.py",
+        "modes.py",
+        "schemes.py",
+    )
+)
+PE_API_FILES = tuple(_CORE_PE / name for name in ("kinds.py", "positions.py", "split.py"))
+BASELINE = "v1"
+
+
+def encoder_digest() -> str:
+    """The source hash the recorded-versions test compares with ``ENCODER_VERSION``'s."""
+    from posharness.plugins.code_identity import source_digest
+
+    return f"{source_digest(ENCODER_FILES)}+{source_digest(PE_API_FILES)}"
+
+
+def scheme_files(scheme: Any) -> list[Path]:
+    """A built-in scheme's module and the zoo modules it imports (TUPE-R uses the T5 bias)."""
+    module = Path(inspect.getsourcefile(scheme)).resolve()
+    files = [module]
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            "posharness.models.zoo."
+        ):
+            relative = node.module.removeprefix("posharness.models.zoo.").replace(".", "/")
+            candidate = _ZOO / f"{relative}.py"
+            if candidate.is_file() and candidate not in files:
+                files.append(candidate)
+    return files
+
+
+def scheme_identity(scheme: Any) -> str:
+    """``v<version>`` when declared, else ``src:<hash of its source>`` (plugins only)."""
+    declared = registry.declaration(scheme)
+    if declared.version is not None:
+        return f"v{declared.version}"
+    from posharness.plugins.code_identity import code_identity
+
+    return code_identity(scheme)
+
+
+def code_identity(config: Any) -> dict[str, str]:
+    """The identities of the code a model of ``config`` runs, beyond the baseline; empty
+    for built-in schemes at version 1 (so old fingerprints stay valid)."""
+    from posharness.models.zoo.encoder.config import absolute_class, scheme_class
+
+    parts = {}
+    if ENCODER_VERSION != 1:
+        parts["encoder"] = f"v{ENCODER_VERSION}"
+    used = [("scheme", scheme_class(config.scheme))]
+    if config.absolute != "none":
+        used.append(("absolute", absolute_class(config.absolute)))
+    for role, scheme in used:
+        identity = scheme_identity(scheme)
+        if registry.declaration(scheme).origin != BUILTIN or identity != BASELINE:
+            parts[role] = f"{registry.declaration(scheme).name}:{identity}"
+    return parts
