@@ -1,4 +1,4 @@
-"""``posharness list models|tasks|groups``: what is registered, and where it came from.
+"""``posharness list models|tasks|groups|pes``: what is registered, and where it came from.
 
 One listing, three shapes: a table for a person at a terminal, one tab-separated line
 per entry for ``grep``/``cut`` when stdout is a pipe, and JSON for scripts. Every shape
@@ -21,7 +21,7 @@ import click
 from posharness.cli.click_options import include_option
 
 FORMATS = ("table", "plain", "json")
-KINDS = ("models", "tasks", "groups")
+KINDS = ("models", "tasks", "groups", "pes")
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,42 @@ class ListedGroup:
         return (self.name, ", ".join(self.members))
 
 
-Listed = ListedModel | ListedTask | ListedGroup
+@dataclass(frozen=True)
+class ListedPE:
+    """A registered positional scheme: its kind, the modes that kind gives, its code's
+    identity (declared version or source hash) and where it came from."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (
+        "name",
+        "kind",
+        "contextual",
+        "positional",
+        "code",
+        "origin",
+    )
+
+    name: str
+    kind: str
+    contextual: str  # the definition and whether it is exact, alone (no input positions)
+    positional: str
+    code: str  # v<version> or src:<hash>
+    origin: str
+    source: str
+    implementation: str
+    options: tuple[tuple[str, str], ...] = ()  # (name, default) as --model-arg takes them
+
+    def row(self) -> tuple[str, ...]:
+        return (
+            self.name,
+            self.kind,
+            self.contextual,
+            self.positional,
+            self.code,
+            _origin(self.origin, self.source),
+        )
+
+
+Listed = ListedModel | ListedTask | ListedGroup | ListedPE
 
 
 @dataclass(frozen=True)
@@ -113,8 +148,8 @@ class Listing:
 )
 @include_option
 def list_command(what: str, output_format: str | None) -> None:
-    """Show registered models, tasks or task groups with their origin (built-in, plugin,
-    include)."""
+    """Show registered models, tasks, task groups or positional schemes (pes) with their
+    origin (built-in, plugin, include)."""
     listing = build_listing(what)
     output_format = output_format or ("table" if _stdout_is_terminal() else "plain")
     if output_format == "table":
@@ -134,6 +169,9 @@ def build_listing(what: str) -> Listing:
     if what == "models":
         listed = tuple(_listed_model(e.name, e.obj, e.origin, e.source) for e in models.entries())
         return Listing(listed, ListedModel.COLUMNS)
+    if what == "pes":
+        models.load_plugins()  # the zoo's entry point also loads the PE plugins
+        return Listing(listed_pes(), ListedPE.COLUMNS)
     groups = {name: tuple(tasks.expand([name])) for name in sorted(tasks.groups())}
     if what == "groups":
         listed_groups = tuple(ListedGroup(name, members) for name, members in groups.items())
@@ -176,6 +214,37 @@ def listed_task(
         implementation=_qualified(type(task)),
         options=tuple(option.describe() for option in spec.options),
     )
+
+
+def listed_pes() -> tuple[ListedPE, ...]:
+    from posharness.pe import declaration
+    from posharness.pe.split import mode_split
+    from posharness.plugins import positional_encodings
+    from posharness.plugins.code_identity import code_identity
+
+    listed = []
+    for entry in positional_encodings.entries():
+        declared = declaration(entry.obj)
+        term = getattr(entry.obj, "term", "") or entry.name
+        split = mode_split(declared.kind, term, input_positions=False)
+        described = {
+            mode: f"{definition} ({'exact' if exact else 'approximation'})"
+            for mode, (exact, definition, _free) in split.items()
+        }
+        listed.append(
+            ListedPE(
+                name=entry.name,
+                kind=declared.kind,
+                contextual=described["contextual"],
+                positional=described.get("positional", "none"),
+                code=code_identity(entry.obj, declared.version),
+                origin=entry.origin,
+                source=entry.source,
+                implementation=_qualified(entry.obj),
+                options=tuple((key, repr(value)) for key, value in declared.defaults.items()),
+            )
+        )
+    return tuple(listed)
 
 
 def _qualified(obj: Callable[..., Any]) -> str:

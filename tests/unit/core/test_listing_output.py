@@ -18,10 +18,10 @@ import pytest
 from rich.console import Console
 
 import posharness.cli.console as console_module
-from posharness.plugins import models, tasks
+from posharness.plugins import models, positional_encodings, tasks
 from tests.cli_helpers import cli, one_line_error
 
-KINDS = ("models", "tasks", "groups")
+KINDS = ("models", "tasks", "groups", "pes")
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
 ANSI_ESCAPE = "\x1b["
 
@@ -31,6 +31,8 @@ def registered_names(kind: str) -> list[str]:
         return models.names()
     if kind == "tasks":
         return tasks.names()
+    if kind == "pes":
+        return positional_encodings.names()
     return sorted(tasks.groups())
 
 
@@ -72,7 +74,7 @@ def test_plain_listing_is_one_tab_separated_line_per_registered_name(capsys, kin
 
     assert [line.split("\t")[0] for line in lines] == registered_names(kind)
     widths = {len(line.split("\t")) for line in lines}
-    assert widths == {{"models": 5, "tasks": 4, "groups": 2}[kind]}
+    assert widths == {{"models": 5, "tasks": 4, "groups": 2, "pes": 6}[kind]}
     text = "\n".join(lines)
     assert not BOX_DRAWING.search(text) and ANSI_ESCAPE not in text and "…" not in text
 
@@ -133,7 +135,7 @@ def test_no_column_is_squeezed_away_in_a_very_narrow_console(capsys, console_of_
 
     top_border = next(line for line in buffer.getvalue().splitlines() if line.startswith("┏"))
     cells = top_border.strip("┏┓").split("┳")
-    assert len(cells) == {"models": 5, "tasks": 4, "groups": 2}[kind]
+    assert len(cells) == {"models": 5, "tasks": 4, "groups": 2, "pes": 6}[kind]
     assert min(len(cell) for cell in cells) >= 3  # one character between the padding
 
 
@@ -206,6 +208,17 @@ KEYS = {
         "options",
     ],
     "groups": ["name", "members"],
+    "pes": [
+        "name",
+        "kind",
+        "contextual",
+        "positional",
+        "code",
+        "origin",
+        "source",
+        "implementation",
+        "options",
+    ],
 }
 
 
@@ -293,3 +306,18 @@ def test_describe_a_group_names_the_tasks_it_runs(capsys):
     assert text.startswith("geometry: a group of 2 tasks") and "toeplitz" in text
     assert cli("describe", "geometry", "--format", "json") == 0
     assert json.loads(capsys.readouterr().out)["members"] == tasks.expand(["geometry"])
+
+
+def test_pes_list_each_scheme_with_the_modes_its_kind_gives(capsys):
+    records = {r["name"]: r for r in json.loads(list_output(capsys, "pes", "--format", "json"))}
+
+    assert records["t5"]["kind"] == "logit term"
+    assert records["t5"]["positional"] == "t5-bias (exact)"
+    assert records["rope"]["positional"] == "bias-qk-rotation (approximation)"
+    assert records["nope"]["positional"] == "none"
+    assert records["tupe-r"]["options"] == [
+        ["tie_cls", "False"],
+        ["relative_buckets", "32"],
+        ["relative_max_distance", "128"],
+    ]
+    assert {record["code"] for record in records.values()} == {"v1"}
