@@ -198,3 +198,20 @@ def test_pretraining_a_scheme_that_ignores_positions_is_refused_before_reading(
         proc.stderr
     )
     assert not (tmp_path / "run").exists()
+
+
+def test_a_function_of_positions_is_a_parameter_free_logit_term(scratch) -> None:
+    @register_pe("t-half-alibi")
+    def half_alibi(positions: torch.Tensor, config) -> torch.Tensor:
+        """ALiBi with one slope of 1/2 for every head."""
+        return -0.5 * relative_offsets(positions).abs().unsqueeze(1).to(torch.float64)
+
+    assert_pe_ok("t-half-alibi")
+    assert {o.name: o.detail for o in check_pe("t-half-alibi")}["card"] == (
+        "no positional parameters, none counted"
+    )
+
+
+def test_a_plugin_cannot_take_a_builtin_schemes_name(scratch) -> None:
+    with pytest.raises(OptionError, match=r"'t5' is registered twice \(posharness and test\)"):
+        register_pe("t5")(ClippedBias)
