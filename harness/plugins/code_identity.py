@@ -34,8 +34,10 @@ from posharness.base.errors import OptionError
 __all__ = ["code_identity", "normalised_source", "source_digest", "source_files"]
 
 _DOC_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-# (resolved path, size, mtime) -> sha256 of the normalised text: key_of asks once per cell.
-_memo: dict[tuple[str, int, int], str] = {}
+# sha256 of a file's bytes -> sha256 of its normalised text: key_of asks once per cell, and
+# reading a small file is cheap where parsing it is not. (Keyed by content, not mtime: two
+# edits within one clock tick of the file system must not share a digest.)
+_memo: dict[str, str] = {}
 
 
 def _module_of(obj: Any) -> ModuleType | None:
@@ -103,10 +105,10 @@ def normalised_source(text: str) -> str:
 
 
 def _file_digest(path: Path) -> str:
-    stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    data = path.read_bytes()
+    key = hashlib.sha256(data).hexdigest()
     if key not in _memo:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = data.decode("utf-8", errors="replace")
         _memo[key] = hashlib.sha256(normalised_source(text).encode("utf-8")).hexdigest()
     return _memo[key]
 

@@ -9,6 +9,12 @@ changes or the result is byte-identical, and tests/unit/core/test_cell_key.py ch
 which of id, file name, row key and pairing key each input moves. Keys are added to the
 hash only when they differ from a plain CPU float32 run, so ids written before a key
 existed stay valid.
+
+A plugin task's code is an input too (issue 29, part 4): its declared ``TaskSpec.version``
+is whatever its author remembered to bump, so a task that is not built in adds the hash
+of its source (``posharness.plugins.code_identity``) unless its class declares
+``code_version = "..."`` (docs/contributing/add-a-task.md). Built-in tasks add nothing:
+their versions are bumped by review, and committed boards keep their ids.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from posharness.base.errors import PosharnessError
 from posharness.contracts.adapter import POSITIONAL_TERM, Mode, ModelAdapter, mode_identity
 from posharness.contracts.cell_key import (
     CellKey,
@@ -29,6 +36,8 @@ from posharness.contracts.cell_key import (
 from posharness.contracts.model_spec import ModelSpec
 from posharness.contracts.results import portable_values
 from posharness.contracts.task import Task
+from posharness.plugins.code_identity import code_identity
+from posharness.plugins.registry import BUILTIN
 from posharness.storage.hashing import hash_obj
 
 __all__ = [
@@ -38,6 +47,7 @@ __all__ = [
     "positional_term_identity",
     "result_suffix",
     "RunSettings",
+    "task_code_identity",
 ]
 
 
@@ -95,6 +105,7 @@ def key_of(
             positional_term=positional_term_identity(model, task),
             train_limit=train_limit,
             device=device,
+            code=task_code_identity(task),
         ),
     )
 
@@ -110,9 +121,11 @@ def cell_identity(
     positional_term: str | None = None,
     train_limit: int | None = None,
     device: str = "cpu",
+    code: str | None = None,
 ) -> str:
     """The hash of everything a cell's result depends on; ``mode`` is the mode with its
-    split definition (``adapter.mode_identity``)."""
+    split definition (``adapter.mode_identity``), ``code`` a plugin task's code identity
+    (:func:`task_code_identity`; None for a built-in task)."""
     identity = {
         "fingerprint": fingerprint,
         "mode": str(mode),
@@ -132,7 +145,31 @@ def cell_identity(
         identity["train_limit"] = train_limit
     if device_class(device) != "cpu":  # kernels differ: a GPU's numbers are not the CPU's
         identity["device"] = device_class(device)
+    if code is not None:  # plugin tasks only: built-in ids stay what they were
+        identity["task_code"] = code
     return hash_obj(identity)[:16]
+
+
+def task_code_identity(task: Task) -> str | None:
+    """None for a built-in task; for any other, ``v<code_version>`` when its class
+    declares ``code_version``, else ``src:<hash>`` of the files that define it.
+
+    Built-in means registered as built-in *and* defined in posharness: a task registered
+    through the Python API from a user's module is registered with origin ``built-in``
+    too, but its code is the user's.
+    """
+    from posharness.plugins import tasks
+
+    maker = type(task)
+    try:
+        origin = tasks.entry(task.spec.name).origin
+    except PosharnessError:  # a task object made without the registry: judged by its module
+        origin = BUILTIN
+    module = maker.__module__ or ""
+    if origin == BUILTIN and (module == "posharness" or module.startswith("posharness.")):
+        return None
+    version = getattr(task, "code_version", None)
+    return code_identity(maker, version=None if version is None else str(version))
 
 
 def positional_term_identity(model: ModelAdapter, task: Task) -> str | None:
