@@ -104,8 +104,14 @@ def register_pe(
         kind = kind_of(obj, name)
         options = dict(defaults or {})
         _check_defaults(name, obj, options)
+        earlier = vars(obj).get("__pe__")
+        if earlier is not None and earlier.name != name:
+            raise OptionError(
+                f"{_where(obj)} is already registered as {earlier.name!r}: register a subclass "
+                f"for {name!r}, or name other option values with register_variant"
+            )
         origin, source = _current_origin()
-        obj.__pe__ = Declaration(
+        declared = Declaration(
             name=name,
             kind=kind,
             defaults=options,
@@ -114,6 +120,7 @@ def register_pe(
             source=source,
         )
         positional_encodings.add(name, obj)
+        obj.__pe__ = declared
         if variant:
             register_variant(name, name, description=description or _summary(obj))
         return obj

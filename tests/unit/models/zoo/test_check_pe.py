@@ -27,6 +27,9 @@ def scratch() -> Iterator[None]:
     saved = [dict(r._entries) for r in registries]
     with positional_encodings.origin("include", "test"), pe_variants.origin("include", "test"):
         yield
+    for name, entry in positional_encodings._entries.items():
+        if name not in saved[0] and entry.obj is not None:
+            del entry.obj.__pe__  # the class may be registered again by another test
     for registry, entries in zip(registries, saved, strict=True):
         registry._entries.clear()
         registry._entries.update(entries)
@@ -210,6 +213,12 @@ def test_a_function_of_positions_is_a_parameter_free_logit_term(scratch) -> None
     assert {o.name: o.detail for o in check_pe("t-half-alibi")}["card"] == (
         "no positional parameters, none counted"
     )
+
+
+def test_one_class_cannot_be_two_schemes(scratch) -> None:
+    register_pe("t-once")(ClippedBias)
+    with pytest.raises(OptionError, match="is already registered as 't-once': register a"):
+        register_pe("t-again")(ClippedBias)
 
 
 def test_a_plugin_cannot_take_a_builtin_schemes_name(scratch) -> None:
