@@ -9,12 +9,15 @@ recomputed positional term. So whatever code a cell's numbers depend on enters i
 identity: built-ins through explicit versions guarded by a recorded-hash test, plugins
 (whose authors cannot be trusted to bump a version) through a hash of their source.
 
-The hash is over a *normalised* source: each file's ``ast.dump`` with module, class and
+The hash is over a *normalised* source: each file's syntax tree, with module, class and
 function docstrings removed. Comments, docstrings, blank lines and formatting do not
-count (``ast.dump`` leaves positions out), so reformatting or documenting a plugin keeps
-its finished cells; any edit of its code makes new ones. Files are named by their path
-relative to their common folder, so the digest holds no machine path and is the same on
-every computer (and in a board moved between them).
+count (positions are left out), so reformatting or documenting a plugin keeps its
+finished cells; any edit of its code makes new ones. The tree is written by our own
+walker rather than ``ast.dump``, whose text changed between Python versions (3.13 stopped
+printing empty fields) and would otherwise give one file two digests; empty fields and
+the fields newer Pythons add empty for old code (``type_params``) are left out. Files
+are named by their path relative to their common folder, so the digest holds no machine
+path and is the same on every computer (and in a board moved between them).
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ from typing import Any
 
 from posharness.base.errors import OptionError
 
-__all__ = ["code_identity", "normalised_source", "source_digest", "source_files"]
+__all__ = [
+    "code_identity",
+    "module_closure",
+    "normalised_source",
+    "source_digest",
+    "source_files",
+]
 
 _DOC_HOLDERS = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 # sha256 of a file's bytes -> sha256 of its normalised text: key_of asks once per cell, and
@@ -85,8 +94,24 @@ def source_files(obj: Any) -> list[Path]:
     return [file]
 
 
+def _dump(node: Any) -> str:
+    """A syntax tree as text, the same on every Python >= 3.11: node names and non-empty
+    fields, no positions, no ``kind`` (``u""``) or type comments."""
+    if isinstance(node, ast.AST):
+        fields = (
+            f"{name}={_dump(value)}"
+            for name, value in ast.iter_fields(node)
+            if value is not None and value != [] and name not in ("kind", "type_comment")
+        )
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return f"[{','.join(_dump(item) for item in node)}]"
+    return repr(node)
+
+
 def normalised_source(text: str) -> str:
-    """``ast.dump`` of ``text`` without docstrings (the raw text if it does not parse)."""
+    """The syntax tree of ``text`` as text, without docstrings (the raw text if it does
+    not parse)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
@@ -101,7 +126,7 @@ def normalised_source(text: str) -> str:
             and isinstance(first.value.value, str)
         ):
             node.body = node.body[1:] or [ast.Pass()]
-    return ast.dump(tree)
+    return _dump(tree)
 
 
 def _file_digest(path: Path) -> str:
@@ -124,6 +149,40 @@ def source_digest(files: Iterable[str | Path]) -> str:
     for relative, path in sorted((path.relative_to(root).as_posix(), path) for path in paths):
         digest.update(f"{relative}\0{_file_digest(path)}\n".encode())
     return digest.hexdigest()[:16]
+
+
+def module_closure(
+    start: Iterable[str | Path], package: str, folder: str | Path, exclude: Iterable[str] = ()
+) -> list[Path]:
+    """``start`` and every module of ``package`` (found in ``folder``) they import,
+    transitively, imports inside functions included; ``exclude``: file names left out.
+
+    For a built-in's recorded hash: the split ``rope`` is ``rope.py`` plus the shared
+    machinery (``core.py``, ``fused.py`` ...) it runs on, so an edit there counts too.
+    """
+    folder = Path(folder).resolve()
+    skip = set(exclude)
+    found: list[Path] = []
+    todo = [Path(path).resolve() for path in start]
+    while todo:
+        path = todo.pop()
+        if path in found or path.name in skip or not path.is_file():
+            continue
+        found.append(path)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name == package or not name.startswith(package + "."):
+                    continue
+                relative = Path(*name[len(package) + 1 :].split("."))
+                for candidate in (folder / f"{relative}.py", folder / relative / "__init__.py"):
+                    if candidate.is_file():
+                        todo.append(candidate)
+    return sorted(found)
 
 
 def code_identity(obj: Any, version: str | int | None = None) -> str:

@@ -95,3 +95,30 @@ def test_an_object_without_a_source_file_asks_for_a_version():
     with pytest.raises(OptionError, match="declare its code version"):
         code_identity(namespace["Made"])
     assert code_identity(namespace["Made"], version="2") == "v2"
+
+
+def test_the_digest_is_the_same_on_every_python():
+    """Recorded digests (tests/unit/core/code_versions/) are checked on whatever Python CI
+    runs: the normalised text must not follow ``ast.dump``'s changes between versions.
+    This value was recorded on Python 3.11; a different one means the walker changed."""
+    from posharness.plugins.code_identity import normalised_source
+
+    assert normalised_source("def f(x):\n    '''doc'''\n    return x\n") == (
+        "Module(body=[FunctionDef(name='f',args=arguments(args=[arg(arg='x')]),"
+        "body=[Return(value=Name(id='x',ctx=Load()))])])"
+    )
+
+
+def test_module_closure_follows_a_packages_imports(tmp_path):
+    from posharness.plugins.code_identity import module_closure
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.b import x\n\ndef f():\n    import pkg.c\n")
+    (package / "b.py").write_text("from pkg import d\nimport os\nx = 1\n")
+    (package / "c.py").write_text("")
+    (package / "d.py").write_text("")
+    (package / "unused.py").write_text("")
+    found = module_closure([package / "a.py"], "pkg", package, exclude=("c.py",))
+    assert [path.name for path in found] == ["a.py", "b.py", "d.py"]
