@@ -119,6 +119,7 @@ class StreamSplitter:
 
 class AbsoluteSplit:
     name = "learned absolute (input-added)"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "absolute"
     definitions = (TISA_MEAN_WORD, POSITIONAL_STREAM, MEAN_WORD_STREAM)
     uses_attention_interface = True

@@ -267,6 +267,7 @@ def _mean_query_key(module: Any, mean_input: torch.Tensor) -> tuple[torch.Tensor
 
 class DebertaSplit:
     name = "DeBERTa disentangled relative attention"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "deberta"
     definitions = (
         Definition(

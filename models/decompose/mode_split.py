@@ -68,6 +68,9 @@ class ModeSplit(Protocol):
     name: str  # how results name the PE family, e.g. "learned absolute (input-added)"
     option: str  # the --model-arg key that selects a definition, e.g. "absolute"
     definitions: tuple[Definition, ...]  # the first is the default
+    # The split's code version (decompose/versions.py): 1 is the code behind the committed
+    # boards and adds nothing to a fingerprint; a bump makes every cell of its models new.
+    version: int
     uses_attention_interface: bool  # True: transformers calls decomposed_attention
 
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:

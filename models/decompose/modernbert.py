@@ -100,6 +100,7 @@ class ModernBertSplitter:
 
 class ModernBertSplit(RotarySplit):
     name = "rotary (ModernBERT: rotate-half, global and sliding-window layers)"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     uses_attention_interface = True
 
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:

@@ -113,6 +113,7 @@ class MPNetSplit:
     """gamma/delta for MPNet; the bias is always delta, the absolute PE optionally too."""
 
     name = "MPNet (learned absolute input + bucketed relative bias)"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "mpnet"
     definitions = (
         Definition(

@@ -126,6 +126,7 @@ def _fused(
 
 class RoFormerSplit(RotarySplit):
     name = "rotary (RoFormer: interleaved pairs)"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     uses_attention_interface = False
 
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:

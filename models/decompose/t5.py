@@ -47,6 +47,7 @@ class BucketBiasSplitter:
 
 class T5Split:
     name = "T5 bucketed relative bias"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "t5"
     definitions = (
         Definition(

@@ -205,6 +205,7 @@ class XLNetSplit:
     """
 
     name = "XLNet relative (Transformer-XL)"
+    version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "xlnet"
     definitions = (CODE_GROUPING, CONTENT_FREE)
     uses_attention_interface = False

@@ -39,6 +39,7 @@ from posharness.models.decompose.paths import (
     resolve_path,
 )
 from posharness.models.decompose.split_table import split_for, supported_model_types
+from posharness.models.decompose.versions import split_identity
 from posharness.models.hf.cards import pe_card_for
 from posharness.models.hf.checkpoint import checkpoint_fingerprint, load_encoder
 from posharness.models.hf.vocabulary import whole_word_vocabulary
@@ -168,8 +169,9 @@ class HFEncoderAdapter:
     # -- identity -----------------------------------------------------------------------
     def fingerprint(self) -> str:
         if self._fingerprint is None:
+            split = split_identity(self.decomposition.family) if self.decomposition else None
             self._fingerprint = checkpoint_fingerprint(
-                self.folder, self.hub_commit, self.dtype, ATTN_IMPLEMENTATION
+                self.folder, self.hub_commit, self.dtype, ATTN_IMPLEMENTATION, split
             )
         return self._fingerprint
 

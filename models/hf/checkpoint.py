@@ -24,9 +24,17 @@ ENCODER_ONLY_CLASSES = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # Aut
 
 
 def checkpoint_fingerprint(
-    folder: Path, hub_commit: str | None, dtype: str, attn_implementation: str
+    folder: Path,
+    hub_commit: str | None,
+    dtype: str,
+    attn_implementation: str,
+    split: str | None = None,
 ) -> str:
-    """What every cache key and result carries: two loads that could differ never share it."""
+    """What every cache key and result carries: two loads that could differ never share it.
+
+    ``split``: the mode split's code identity above its version 1
+    (``decompose.versions.split_identity``); None adds nothing, so fingerprints written
+    before splits had versions stay valid (issue 29, part 4)."""
     files = [p for p in folder.iterdir() if p.is_file()]
     weights = [p for p in files if p.name.endswith(WEIGHT_SUFFIXES)]
     tokenizer = [p for p in files if p.name in TOKENIZER_FILES]
@@ -34,16 +42,17 @@ def checkpoint_fingerprint(
         weights_id = {"hub_commit": hub_commit}  # a commit pins every file
     else:
         weights_id = {"weights": hash_files(weights, folder)}
-    return hash_obj(
-        {
-            "adapter": "hf/1",
-            **weights_id,
-            "config": hash_file(folder / "config.json"),
-            "tokenizer": hash_files(tokenizer, folder),
-            "dtype": dtype,
-            "attn_implementation": attn_implementation,
-        }
-    )[:16]
+    identity = {
+        "adapter": "hf/1",
+        **weights_id,
+        "config": hash_file(folder / "config.json"),
+        "tokenizer": hash_files(tokenizer, folder),
+        "dtype": dtype,
+        "attn_implementation": attn_implementation,
+    }
+    if split is not None:
+        identity["split_code"] = split
+    return hash_obj(identity)[:16]
 
 
 def load_encoder(
