@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from posharness.cli.click_options import format_option, path_option
+from posharness.cli.click_options import format_option, include_option, path_option
 
 if TYPE_CHECKING:
     from posharness.storage.cache_admin import KindSummary
@@ -70,6 +70,7 @@ def cache() -> None:
     ("table", "json"),
     "A table with readable sizes, or JSON with exact bytes and ISO 8601 times (UTC).",
 )
+@include_option
 def info(cache_dir: Path | None, output_format: str) -> None:
     """The cache's folder and size, and per kind: entries, size, oldest and newest write."""
     from posharness.storage.cache_admin import scan
@@ -128,6 +129,7 @@ def _print_kinds(kinds: list[KindSummary]) -> None:
 )
 @click.option("--all", "everything", is_flag=True, help="Every entry (no other selector).")
 @click.option("--dry-run", is_flag=True, help="List what would be removed; remove nothing.")
+@include_option
 def prune(
     cache_dir: Path | None,
     kinds: tuple[str, ...],

@@ -107,6 +107,7 @@ def pretrain(**values: Any) -> None:
     help="PNG to write, e.g. leaderboards/pe-zoo-mini-loss.png.",
 )
 @click.option("--label", "labels", multiple=True, help="One per run, in order [default: folder].")
+@include_option
 def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> None:
     """Compare pretraining runs: their loss curves on one axis and a table of final losses.
 

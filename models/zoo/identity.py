@@ -7,7 +7,7 @@ finished cell. So the code enters the fingerprint too:
 * the shared encoder (attention, layers, the mode split, the PE API's arithmetic) carries
   ``ENCODER_VERSION``; each built-in scheme its ``register_pe(version=...)``. A test keeps a
   recorded hash of each one's source and fails when the source changes without a bump
-  (tests/unit/models/zoo/test_code_versions.py).
+  (tests/unit/models/zoo/test_code_versions.py, records in tests/unit/core/code_versions/).
 * a plugin scheme is identified by its declared version, else by the hash of its source
   files (``posharness.plugins.code_identity``), so any edit of its code makes new cells.
 
@@ -18,7 +18,6 @@ identity to the hash.
 
 from __future__ import annotations
 
-import ast
 import inspect
 from pathlib import Path
 from typing import Any
@@ -58,17 +57,10 @@ def encoder_digest() -> str:
 
 def scheme_files(scheme: Any) -> list[Path]:
     """A built-in scheme's module and the zoo modules it imports (TUPE-R uses the T5 bias)."""
+    from posharness.plugins.code_identity import module_closure
+
     module = Path(inspect.getsourcefile(scheme)).resolve()
-    files = [module]
-    for node in ast.walk(ast.parse(module.read_text())):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "posharness.models.zoo."
-        ):
-            relative = node.module.removeprefix("posharness.models.zoo.").replace(".", "/")
-            candidate = _ZOO / f"{relative}.py"
-            if candidate.is_file() and candidate not in files:
-                files.append(candidate)
-    return files
+    return module_closure([module], "posharness.models.zoo", _ZOO)
 
 
 def scheme_identity(scheme: Any) -> str:
@@ -97,3 +89,17 @@ def code_identity(config: Any) -> dict[str, str]:
         if registry.declaration(scheme).origin != BUILTIN or identity != BASELINE:
             parts[role] = f"{registry.declaration(scheme).name}:{identity}"
     return parts
+
+
+def current_versions() -> dict[str, tuple[str, str]]:
+    """{name: (version, source digest)} of the encoder and every built-in scheme, for the
+    recorded-hash test."""
+    from posharness.plugins import positional_encodings
+    from posharness.plugins.code_identity import source_digest
+
+    found = {"encoder": (str(ENCODER_VERSION), encoder_digest())}
+    for entry in positional_encodings.entries():
+        declared = registry.declaration(entry.obj)
+        if declared.origin == BUILTIN:
+            found[declared.name] = (str(declared.version), source_digest(scheme_files(entry.obj)))
+    return found

@@ -26,6 +26,7 @@ RECORD = "python tests/unit/core/code_versions/record.py"
 # kind -> "module:function" returning {name: (version, digest)} for that kind's built-ins.
 KINDS = {
     "splits": "posharness.models.decompose.versions:current_versions",
+    "schemes": "posharness.models.zoo.identity:current_versions",
 }
 
 Current = Mapping[str, tuple[int | str, str]]
