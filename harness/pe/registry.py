@@ -15,9 +15,11 @@ registries; the scheme classes themselves load when a model is built.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OptionError
@@ -213,7 +215,13 @@ def _check_defaults(name: str, obj: Any, defaults: Mapping[str, Any]) -> None:
 
 
 def _where(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
+    """Where ``obj`` is defined, as its author knows it: an --include file by its file name."""
+    module = getattr(obj, "__module__", "?") or "?"
+    if module.startswith("posharness_include_"):
+        with contextlib.suppress(TypeError):  # a built-in object has no source file
+            module = Path(inspect.getsourcefile(obj) or module).name
+        return f"{module}: {getattr(obj, '__qualname__', '?')}"
+    return f"{module}.{getattr(obj, '__qualname__', '?')}"
 
 
 def _summary(obj: Any) -> str:

@@ -33,7 +33,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from posharness.base.errors import OptionError, UnknownNameError
+from posharness.base.errors import OptionError, PosharnessError, UnknownNameError
 
 T = TypeVar("T")
 
@@ -336,6 +336,9 @@ def include(path: str | Path, registries: tuple[Registry, ...]) -> list[str]:
             scope.__enter__()
         try:
             spec.loader.exec_module(module)
+        except PosharnessError as exc:  # already one line with its fix (a refused registration)
+            del sys.modules[module_name]
+            raise type(exc)(f"--include {file.name}: {exc}") from exc
         except Exception as exc:
             del sys.modules[module_name]
             raise OptionError(

@@ -54,7 +54,8 @@ def pe_card(config: PEConfig) -> PECard:
     reference = getattr(scheme, "reference", "relative")
     injection = getattr(scheme, "injection", "attention matrix")
     if config.absolute != "none":
-        title = f"{absolute_class(config.absolute).title} + {title}"
+        absolute = absolute_class(config.absolute)
+        title = f"{absolute.title or registry.declaration(absolute).name} + {title}"
         reference = "both"
         injection = f"input embedding + {injection}"
     return PECard(title, reference, injection, True, count > 0, count, unbounded)

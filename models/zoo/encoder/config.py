@@ -181,6 +181,16 @@ def scheme_class(name: str, origin: dict[str, str] | None = None) -> Any:
     )
 
 
+def _scheme_named_by_absolute(absolute: str) -> str | None:
+    """The registered input-embedding scheme whose ``absolute_name`` is ``absolute``."""
+    for entry in registry.positional_encodings.entries():
+        if getattr(entry.obj, "kind", None) == registry.INPUT_EMBEDDING and (
+            getattr(entry.obj, "absolute_name", "") == absolute
+        ):
+            return entry.name
+    return None
+
+
 def scheme_absolute(scheme: Any) -> str | None:
     """The input positions a scheme fixes (an input embedding fixes itself), or None."""
     if getattr(scheme, "kind", None) == registry.INPUT_EMBEDDING:
@@ -192,6 +202,8 @@ def absolute_class(absolute: str) -> Any:
     """The input-embedding scheme ``absolute`` names (``learned``, ``sinusoidal``, a plugin's)."""
     name = ABSOLUTE_SCHEMES.get(absolute, absolute)
     known = ["none", *ABSOLUTE_SCHEMES]
+    if name not in registry.positional_encodings:
+        name = _scheme_named_by_absolute(absolute) or name
     if name not in registry.positional_encodings:
         raise OptionError(
             f"unknown absolute positions {absolute!r}: pick one of {_choices(known)} or an "

@@ -13,7 +13,14 @@ from torch import nn
 from posharness.base.errors import OptionError
 from posharness.models.zoo.check import PECheckError, assert_pe_ok, check_pe
 from posharness.models.zoo.encoder import NAMED_MODELS
-from posharness.pe import LogitTerm, register_pe, register_variant, relative_offsets
+from posharness.pe import (
+    InputEmbedding,
+    LogitTerm,
+    register_pe,
+    register_variant,
+    relative_offsets,
+    sinusoidal_table,
+)
 from posharness.plugins import models, pe_variants, positional_encodings
 from tests.cli_helpers import posharness_cli
 
@@ -224,3 +231,48 @@ def test_one_class_cannot_be_two_schemes(scratch) -> None:
 def test_a_plugin_cannot_take_a_builtin_schemes_name(scratch) -> None:
     with pytest.raises(OptionError, match=r"'t5' is registered twice \(posharness and test\)"):
         register_pe("t5")(ClippedBias)
+
+
+class SinusoidStart(InputEmbedding):
+    """A learned table that starts as sinusoids."""
+
+    absolute_name = "sin-start"
+    bounded = True
+
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        table = sinusoidal_table(torch.arange(self.max_positions)[None], self.size)[0]
+        self.weight = nn.Parameter(table.clone())
+
+    def forward(self, positions: torch.Tensor) -> torch.Tensor:
+        return nn.functional.embedding(positions, self.weight)
+
+
+def test_a_plugin_input_embedding_combines_with_a_logit_term_by_its_absolute_name(
+    scratch,
+) -> None:
+    from posharness.models.zoo.encoder import config_for, pe_card
+
+    register_pe("t-sin-start")(SinusoidStart)
+    register_variant("t-t5-sin-start", "t5", absolute="sin-start")
+    assert_pe_ok("t-sin-start")
+    assert_pe_ok("t-t5-sin-start")
+    card = pe_card(config_for("t-t5-sin-start", "tiny", vocab_size=64))
+    assert card.family == "t-sin-start + T5 bucketed relative bias"
+    assert card.reference_point == "both" and card.positional_parameters == 64 * 32 + 32 * 2
+
+
+def test_an_included_files_errors_name_the_file_not_a_generated_module(tmp_path: Path) -> None:
+    plugin = tmp_path / "no_kind.py"
+    plugin.write_text(
+        "from torch import nn\nfrom posharness.pe import register_pe\n\n"
+        "@register_pe('t-no-kind')\nclass PlainModule(nn.Module):\n    pass\n"
+    )
+    proc = posharness_cli("check-pe", "t-no-kind", "--include", plugin, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "posharness: error: --include no_kind.py: positional encoding 't-no-kind' (no_kind.py: "
+        "PlainModule) declares no positional contribution: subclass one of posharness.pe's "
+        "InputEmbedding, LogitTerm, ContentLogitTerm, UntiedProduct, QueryKeyTransform, "
+        "PositionalAttention, or NoPositions for a model without positions"
+    )
