@@ -76,7 +76,7 @@ def config_for(
     if plugin_options:
         fields["pe_options"] = plugin_options
     if declared.origin != BUILTIN:
-        fields["pe_origin"] = origin_record(declared)
+        fields["pe_origin"] = origin_record(declared, scheme)
     return PEConfig(name=name, size=size, **fields)
 
 
@@ -85,13 +85,23 @@ def _scheme_only(key: str, declared: registry.Declaration) -> bool:
     return key in declared.defaults and key not in _OPTION_FIELDS
 
 
-def origin_record(declared: registry.Declaration) -> dict[str, str]:
-    """What a checkpoint stores of where its scheme came from, with the fix when it is gone."""
+def origin_record(declared: registry.Declaration, scheme: Any) -> dict[str, str]:
+    """What a checkpoint stores of where its scheme came from: the included file's name or
+    the distribution and its version, the code's identity (declared version or source
+    hash), and the fix when the plugin is gone."""
+    from posharness.models.zoo.identity import scheme_identity
+
+    code = scheme_identity(scheme)
     if declared.origin == INCLUDE:
         from pathlib import Path
 
         file = Path(declared.source).name
-        return {"origin": "the file", "source": file, "fix": f"pass --include {file}"}
+        return {
+            "origin": "the file",
+            "source": file,
+            "code": code,
+            "fix": f"pass --include {file}",
+        }
     from importlib.metadata import PackageNotFoundError, version
 
     dist = declared.source
@@ -99,4 +109,9 @@ def origin_record(declared: registry.Declaration) -> dict[str, str]:
         release = f"{dist} {version(dist)}"
     except PackageNotFoundError:
         release = dist
-    return {"origin": "the plugin distribution", "source": release, "fix": f"pip install {dist}"}
+    return {
+        "origin": "the plugin distribution",
+        "source": release,
+        "code": code,
+        "fix": f"pip install {dist}",
+    }
