@@ -9,6 +9,7 @@ from posharness.pe import InputEmbedding, register_pe, sinusoidal_table
 class SinusoidInitAbsolute(InputEmbedding):
     """A learned table of absolute positions that starts as scaled sinusoids."""
 
+    absolute_name = "sin-init"
     bounded = True
 
     def __init__(self, config, scale=1.0):
