@@ -43,14 +43,22 @@ def pe_options(name: str, pairs: Mapping[str, str]) -> dict[str, Any]:
     unknown = sorted(set(pairs) - set(types) - set(GEOMETRY_KEYS))
     if unknown:
         raise OptionError(
-            f"unknown zoo option {unknown[0]!r}: pick from {', '.join(sorted(types))}, "
-            "or locality=/symmetry= for an attenuated scheme"
+            f"unknown zoo option {unknown[0]!r}: {name} takes {', '.join(_options_of(name))}"
+            ", or locality=/symmetry= for an attenuated scheme"
         )
     options = {key: _typed(key, value, types[key]) for key, value in pairs.items() if key in types}
     geometry = {key: pairs[key] for key in GEOMETRY_KEYS if key in pairs}
     if geometry:
         options.update(_fitted_attenuation(name, geometry, options))
     return options
+
+
+def _options_of(name: str) -> list[str]:
+    """The options model ``name`` takes: the model fields, then its scheme's own."""
+    from posharness.models.zoo.encoder.presets import scheme_options_of
+
+    generic, own = scheme_options_of(name)
+    return [*sorted(set(generic) & set(OPTION_TYPES)), *own]
 
 
 def scheme_option_types(name: str, pairs: Mapping[str, str]) -> dict[str, str]:

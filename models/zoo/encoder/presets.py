@@ -70,6 +70,13 @@ def config_for(
             f"unknown PEConfig option(s) {', '.join(unknown)}: pick from "
             f"{', '.join(sorted(_OPTION_FIELDS | set(declared.defaults)))}"
         )
+    foreign = sorted(set(overrides) & _scheme_option_fields() - set(declared.defaults))
+    if foreign:
+        takes = ", ".join(declared.defaults) or "no options"
+        raise OptionError(
+            f"option {foreign[0]} does not apply to {name} (scheme {declared.name} takes "
+            f"{takes}): drop it, or pick a model whose scheme takes it"
+        )
     fields = {**SIZES[size], **named, "vocab_size": vocab_size, **overrides}
     for key in plugin_options:
         fields.pop(key)
@@ -78,6 +85,26 @@ def config_for(
     if declared.origin != BUILTIN:
         fields["pe_origin"] = origin_record(declared, scheme)
     return PEConfig(name=name, size=size, **fields)
+
+
+def scheme_options_of(name: str) -> tuple[list[str], list[str]]:
+    """(the model fields any zoo model takes, the options of ``name``'s own scheme); every
+    field when ``name`` is not a zoo model."""
+    if name not in NAMED_MODELS:
+        return sorted(_OPTION_FIELDS), []
+    declared = registry.declaration(scheme_class(NAMED_MODELS[name]["scheme"]))
+    return sorted(_OPTION_FIELDS - _scheme_option_fields()), list(declared.defaults)
+
+
+def _scheme_option_fields() -> set[str]:
+    """The ``PEConfig`` fields that are some built-in scheme's options (relative_buckets,
+    tisa_kernels, ...): given to a model whose scheme does not take them, they would be
+    stored in its config.json and change nothing but its fingerprint."""
+    fields = set()
+    for entry in registry.positional_encodings.entries():
+        if entry.origin == BUILTIN:
+            fields |= set(registry.declaration(entry.obj).defaults) & _OPTION_FIELDS
+    return fields
 
 
 def _scheme_only(key: str, declared: registry.Declaration) -> bool:

@@ -132,3 +132,13 @@ def test_two_processes_making_one_initialisation_both_end_with_it(
     folder = random_checkpoint("bert-a", "tiny", 0, None, options)
     assert (folder / "config.json").is_file()
     assert [p.name for p in folder.parent.iterdir()] == [folder.name]
+
+
+def test_an_option_of_another_scheme_is_refused_not_stored() -> None:
+    from posharness.models.zoo.encoder import config_for
+
+    with pytest.raises(OptionError, match="option tisa_kernels does not apply to tupe-r"):
+        config_for("tupe-r", "tiny", tisa_kernels=3)
+    with pytest.raises(OptionError, match=r"scheme ape takes no options\): drop it"):
+        config_for("bert-a", "tiny", relative_buckets=64)
+    assert config_for("bert-r", "tiny", relative_buckets=64).relative_buckets == 64
