@@ -6,7 +6,9 @@ reuse old cells. Each kind of versioned code has a JSON file here, ``<kind>.json
 mapping a name to ``{"version": V, "digest": D}`` (``D`` is
 ``posharness.plugins.code_identity.source_digest`` of the files it covers: comments,
 docstrings and formatting do not count). :func:`check_recorded` fails when a digest
-differs while the version did not change, one line per name.
+differs while the version did not change, one line per name. An edit that cannot change
+any number (a new error message, a refactor shown bit-identical) is re-recorded without a
+bump; the commit says why.
 
 To add a kind: a function returning ``{name: (version, digest)}`` under its name in
 :data:`KINDS`, a test calling ``check_recorded(kind, that_function())``, and
@@ -59,7 +61,7 @@ def problems(
         elif str(old["version"]) == str(version) and old["digest"] != digest:
             lines.append(
                 f"{noun} {name}: its source changed but its version is still {version}: "
-                f"bump its version, then run `{RECORD} {kind}`"
+                f"bump its version if any number can change, then run `{RECORD} {kind}`"
             )
         elif str(old["version"]) != str(version):
             lines.append(
