@@ -69,7 +69,7 @@ class Declaration:
     defaults: Mapping[str, Any]
     version: str | None  # declared code version; None: the source hash identifies the code
     origin: str  # built-in | plugin | include
-    source: str  # the distribution (with version) or the included file
+    source: str  # the distribution or the included file
 
 
 @dataclass(frozen=True)
