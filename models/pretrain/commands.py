@@ -41,6 +41,8 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("save_every", 500, "Checkpoint interval.", int, show_default=True),
     Option("device", "auto", DEVICE_HELP, metavar="auto|cpu|cuda[:i]|mps", show_default=True),
     Option("bf16", False, "bfloat16 autocast (CUDA).", bool),
+    Option("prepared_dir", None, "Where tokenised corpora are kept, shared by every scheme and "
+           "seed [default: corpora/ in the runs folder].", Path, metavar="DIR"),
     Option("model_args", None, "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or "
            "locality=0.3 symmetry=0.8 for bert-a-star; repeatable.", flag="--model-arg",
            metavar="KEY=VALUE", multiple=True, parse=parse_model_args),
@@ -89,12 +91,54 @@ def pretrain(**values: Any) -> None:
             report,
             options,
             phase,
+            values["prepared_dir"],
         )
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
         f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "
         f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
         f"loss curve {outcome.curve_path}"
+    )
+
+
+@click.command(name="prepare-corpus")
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="Plain text, WikiExtractor output or JSON lines with a text field (file or folder).",
+)
+@click.option(
+    "--tokenizer",
+    required=True,
+    metavar="DIR|HUB_ID",
+    help="The WordPiece tokenizer pretraining will use (e.g. a run's tokenizer/ folder).",
+)
+@click.option("--block-size", default=128, show_default=True, help="Tokens per sequence.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Folder of prepared corpora [default: corpora/ in the runs folder, where pretrain looks].",
+)
+@include_option
+def prepare_corpus(corpus: Path, tokenizer: str, block_size: int, out: Path | None) -> None:
+    """Tokenise and pack a corpus once, on disk, for every scheme and seed that pretrains on
+    it (pretrain does this on demand; ahead of time it can run on another machine)."""
+    from posharness.cli.console import console
+    from posharness.models.pretrain.prepared import prepare_corpus as prepare
+    from posharness.models.pretrain.vocab import load_tokenizer
+
+    if out is None:
+        from posharness.models.zoo.checkpoints import runs_root
+
+        out = runs_root() / "corpora"
+    prepared = prepare(corpus, load_tokenizer(tokenizer), block_size, out)
+    tokens = prepared.n_blocks * prepared.block_size
+    console().print(
+        f"{prepared.n_blocks} blocks of {prepared.block_size} tokens ({tokens} tokens) in "
+        f"{prepared.folder}; posharness pretrain --corpus {corpus} --block-size {block_size} "
+        "with this tokenizer reads it without tokenising"
     )
 
 

@@ -117,7 +117,8 @@ def packed_blocks(
             "the tokenizer has no [CLS]/[SEP] tokens: use a BERT-style tokenizer "
             "(or let pretraining train a WordPiece one)"
         )
-    pieces = blocks(_tokenised(texts, tokenizer, documents_per_call), block_size, separator=sep_id)
+    documents = tokenised_documents(texts, tokenizer, documents_per_call)
+    pieces = blocks(documents, block_size, separator=sep_id)
     chunks, rows = [], []
     for piece in pieces:  # kept as int32 chunks: Python lists of ints cost ~9x the memory
         rows.append(piece)
@@ -176,7 +177,7 @@ def check_block_size(block_size: int) -> None:
         )
 
 
-def _tokenised(texts: Iterable[str], tokenizer: Any, per_call: int) -> Iterator[list[int]]:
+def tokenised_documents(texts: Iterable[str], tokenizer: Any, per_call: int) -> Iterator[list[int]]:
     """Token ids per document, in batches (the fast tokenizer runs a batch in parallel)."""
     batch: list[str] = []
     for text in texts:

@@ -40,13 +40,7 @@ from posharness.models.pretrain.checkpoint import (
     save_checkpoint,
     vocabulary_identity,
 )
-from posharness.models.pretrain.corpus import (
-    BlockOrder,
-    check_block_size,
-    corpus_identity,
-    packed_blocks,
-    read_corpus,
-)
+from posharness.models.pretrain.corpus import BlockOrder, check_block_size, corpus_identity
 from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
@@ -126,8 +120,12 @@ def pretrain(
     out_dir: Path,
     settings: PretrainSettings,
     progress: Callable[[int, float], None] | None = None,
+    prepared_root: Path | None = None,
 ) -> PretrainOutcome:
     """Pretrain ``build_model(len(tokenizer))`` on the corpus, resuming from ``out_dir``.
+
+    The corpus is read from its prepared form under ``prepared_root`` (default: the
+    ``corpora`` folder of the runs root), tokenised there first if no run has yet.
 
     ``progress(step, loss)`` is called at every log record (not every step: reading the
     loss waits for the GPU).
@@ -156,7 +154,7 @@ def pretrain(
     latest = latest_checkpoint(out_dir)
     if latest is not None:
         check_same_run(out_dir, latest.state["identity"], identity)
-    blocks = _training_blocks(corpus, tokenizer, settings.block_size, out_dir, identity)
+    blocks = _training_blocks(corpus, tokenizer, settings.block_size, prepared_root, identity)
     model.to(device)
     optimizer = _optimizer(model, settings)
     scheduler = _schedule(optimizer, settings)
@@ -297,16 +295,17 @@ def _schedule(optimizer: torch.optim.Optimizer, settings: PretrainSettings) -> A
 
 
 def _training_blocks(
-    corpus: Path, tokenizer: Any, block_size: int, out_dir: Path, identity: dict[str, Any]
+    corpus: Path, tokenizer: Any, block_size: int, root: Path | None, identity: dict[str, Any]
 ) -> np.ndarray:
-    """The packed corpus, tokenised once and kept in out_dir for resumed runs."""
-    key = json.dumps([identity["corpus_sha256"], identity["tokenizer_sha256"], block_size])
-    cache = out_dir / f"blocks-{hashlib.sha256(key.encode()).hexdigest()[:16]}.npy"
-    if cache.exists():
-        return np.load(cache, mmap_mode="r")
-    array = packed_blocks(read_corpus(corpus), tokenizer, block_size)
-    from posharness.storage.io import atomic_target
+    """The packed corpus as a memory map, prepared once under ``root`` (shared by every
+    scheme and seed that uses this corpus, tokenizer and block size; ``prepared.py``)."""
+    from posharness.models.pretrain.prepared import prepare_corpus
 
-    with atomic_target(cache, hint="pass a writable --out folder") as tmp, tmp.open("wb") as handle:
-        np.save(handle, array)
-    return array
+    if root is None:
+        from posharness.models.zoo.checkpoints import runs_root
+
+        root = runs_root() / "corpora"
+    prepared = prepare_corpus(
+        corpus, tokenizer, block_size, root, corpus_sha256=identity["corpus_sha256"]
+    )
+    return prepared.blocks()

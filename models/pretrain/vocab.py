@@ -33,7 +33,7 @@ def tokenizer_for(source: str | None, corpus: Path | None, vocab_size: int, out_
     """
     target = Path(out_dir) / "tokenizer"
     if source is not None:
-        tokenizer = _load_existing(source)
+        tokenizer = load_tokenizer(source)
     else:
         if corpus is None:
             raise OptionError("no tokenizer and no corpus: give --tokenizer or --corpus")
@@ -149,7 +149,8 @@ def _reuse_trained(target: Path, corpus: Path, vocab_size: int) -> Any | None:
     return AutoTokenizer.from_pretrained(str(target))
 
 
-def _load_existing(source: str) -> Any:
+def load_tokenizer(source: str) -> Any:
+    """An existing tokenizer from a folder or a cached hub id; one line when it fails."""
     from transformers import AutoTokenizer
 
     path = Path(source).expanduser()

@@ -28,6 +28,7 @@ def pretrain_scheme(
     progress: Callable[[int, float], None] | None = None,
     options: dict[str, Any] | None = None,
     phase: Callable[[str], None] | None = None,
+    prepared_root: Path | None = None,
 ) -> Any:
     """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
 
@@ -35,6 +36,7 @@ def pretrain_scheme(
     part of the model's identity, so a resume with other options is refused.
     ``phase(label)`` names the long steps before the first optimizer step (training the
     tokenizer, reading the corpus), which otherwise look like a stalled bar.
+    ``prepared_root``: where the tokenised corpus is kept (``prepared.py``).
     """
     from transformers.utils import logging as hf_logging
 
@@ -77,7 +79,7 @@ def pretrain_scheme(
         )
         return PEForMaskedLM(config)
 
-    return pretrain(build, tokenizer, corpus, out_dir, settings, progress)
+    return pretrain(build, tokenizer, corpus, out_dir, settings, progress, prepared_root)
 
 
 def _refuse_untrained_positions(name: str, options: dict[str, Any]) -> None:
