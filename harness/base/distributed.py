@@ -97,3 +97,25 @@ def wait_for_everyone() -> None:
     """A barrier: e.g. after the main process wrote a file the others will read."""
     if launched():
         state().wait_for_everyone()
+
+
+def leave(finished: bool) -> None:
+    """Leave the launch's process group before the interpreter exits.
+
+    Left to interpreter shutdown, gloo's threads were torn down in whatever order the
+    finalisers ran, and a process that had finished cleanly died of SIGABRT
+    ("terminate called without an active exception") about one run in three, failing
+    the whole launch. A ``finished`` process first waits for the others, so none tears
+    its group down while another still talks to it; after an error there is no
+    barrier, since the others may never arrive. A plain run does nothing.
+    """
+    if not launched():
+        return
+    import torch.distributed
+
+    if not torch.distributed.is_initialized():
+        return
+    if finished:
+        torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
+

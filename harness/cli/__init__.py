@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
         # command answered ~30 ms later without this). Not done when called in-process.
         gc.freeze()
     try:
-        cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+        _run_cli(argv)
     except PosharnessError as exc:
         _fail(str(exc), exc.exit_code)
     except click.exceptions.Exit as exc:
@@ -146,6 +146,18 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         _fail("interrupted: rerun the same command to resume where it stopped", 130)
     sys.exit(0)
+
+
+def _run_cli(argv: list[str] | None) -> None:
+    """The command, then, under a data-parallel launch, leaving its process group."""
+    from posharness.base.distributed import leave
+
+    try:
+        cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except BaseException:
+        leave(finished=False)
+        raise
+    leave(finished=True)
 
 
 def _fail(message: str, code: int) -> None:
