@@ -1,7 +1,8 @@
 """Pretraining text: reading a corpus, fingerprinting it, and packing it into fixed blocks.
 
-A corpus is a plain-text file, a folder of them, or WikiExtractor output (the usual way
-Wikipedia is turned into text for BERT pretraining; docs/pretraining.md). Packing follows
+A corpus is a plain-text file, a folder of them, WikiExtractor output (the usual way
+Wikipedia is turned into text for BERT pretraining; docs/pretraining.md), or a Hugging Face
+``datasets`` dataset (saved, local parquet, or ``hf:NAME``: ``datasets_corpus.py``). Packing follows
 RoBERTa's FULL-SENTENCES input (Liu et al. 2019, §4.2), which is BERT's recipe without
 next-sentence prediction: documents are concatenated, one separator token between
 documents, and cut into blocks of equal length that may cross document boundaries. Every
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,14 +25,22 @@ import numpy as np
 import torch
 
 from posharness.base.errors import DataError, OptionError
+from posharness.models.pretrain.datasets_corpus import (
+    dataset_description,
+    dataset_documents,
+    dataset_identity,
+    dataset_spec,
+    update_with_files,
+)
 
-NO_TEXT_FIX = "point --corpus at plain-text or WikiExtractor files"
+NO_TEXT_FIX = "point --corpus at plain-text or WikiExtractor files, a datasets folder or hf:NAME"
+Corpus = str | os.PathLike[str]  # a path, or a dataset spec such as hf:wikipedia@train
 MIN_BLOCK_SIZE = 8
 _COMPRESSED = (".bz2", ".gz", ".xz", ".zip", ".zst")
 _WIKIEXTRACTOR_FILE = re.compile(r"wiki_\d+(\.[A-Za-z0-9]+)?")
 
 
-def corpus_files(path: Path) -> list[Path]:
+def corpus_files(path: Corpus) -> list[Path]:
     """The files of a corpus in a fixed order: sorted relative paths, hidden files skipped.
 
     A folder that holds WikiExtractor output (``AA/wiki_00`` ...) is read as that output
@@ -51,33 +61,69 @@ def corpus_files(path: Path) -> list[Path]:
     return sorted(extracted or files, key=lambda p: p.relative_to(path).as_posix())
 
 
-def read_corpus(path: Path) -> Iterator[str]:
+def read_corpus(path: Corpus) -> Iterator[str]:
     """Every document's text, file by file, with blank lines and WikiExtractor markup removed.
 
     Plain text: a document is a blank-line-separated block, or a line where the file has no
     blank lines. WikiExtractor: a ``<doc ...>`` element without its title line (its default
-    html-safe output escapes ``&<>``, undone here), or a ``--json`` line's ``text``.
+    html-safe output escapes ``&<>``, undone here), or a ``--json`` line's ``text``. A
+    dataset: each row of its text column (``datasets_corpus.dataset_documents``).
     """
+    spec = dataset_spec(path)
+    if spec is not None:
+        yield from dataset_documents(spec)
+        return
     found = False
-    for file in corpus_files(path):
+    files = corpus_files(path)
+    for file in files:
         for document in _file_documents(file):
             found = True
             yield document
     if not found:
-        raise DataError(f"corpus {path} has no text: {NO_TEXT_FIX}")
+        size = sum(file.stat().st_size for file in files)
+        read = (
+            f"{len(files)} file{'s' if len(files) != 1 else ''} of {size} bytes read, every "
+            "line blank or every document empty"
+            if files
+            else "a folder without files"
+        )
+        raise DataError(f"corpus {path} has no text ({read}): {NO_TEXT_FIX}")
 
 
-def corpus_identity(path: Path) -> str:
-    """sha256 over the sorted relative file names and their bytes: moving the folder keeps it."""
+def corpus_identity(path: Corpus) -> str:
+    """sha256 over the sorted relative file names and their bytes: moving the folder keeps it.
+
+    A dataset's identity is ``datasets_corpus.dataset_identity`` (its data files, split and
+    column). ``path`` may be a ``Path`` made from a dataset spec (``Path("hf:wikipedia")``).
+    """
+    spec = dataset_spec(path)
+    if spec is not None:
+        return dataset_identity(spec)
     path = Path(path)
     digest = hashlib.sha256()
-    for file in corpus_files(path):
-        name = file.relative_to(path).as_posix() if path.is_dir() else ""
-        digest.update(name.encode() + b"\0" + str(file.stat().st_size).encode() + b"\0")
-        with file.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
+    update_with_files(digest, path, corpus_files(path))
     return digest.hexdigest()
+
+
+def corpus_description(path: Corpus) -> dict[str, Any]:
+    """What the corpus is and what its identity hashes (a prepared corpus's manifest)."""
+    spec = dataset_spec(path)
+    if spec is not None:
+        return dataset_description(spec)
+    return {
+        "kind": "text files",
+        "source": os.fspath(path),
+        "hashed": "sha256 over the sorted relative file names, sizes and bytes",
+    }
+
+
+def corpus_bytes(path: Corpus) -> int:
+    """Bytes of the files the corpus is read from (0 for a hub dataset, whose size is not
+    known before loading): what a full-disk message scales its estimate by."""
+    spec = dataset_spec(path)
+    if spec is not None:
+        return 0 if spec.kind == "hub" else sum(f.stat().st_size for f in corpus_files(spec.source))
+    return sum(file.stat().st_size for file in corpus_files(path))
 
 
 def blocks(

@@ -17,10 +17,11 @@ processes that ask for the same corpus at once tokenise it once.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +30,11 @@ import numpy as np
 
 from posharness.base.errors import DataError, OptionError
 from posharness.models.pretrain.corpus import (
+    Corpus,
     blocks,
     check_block_size,
+    corpus_bytes,
+    corpus_description,
     corpus_identity,
     read_corpus,
     tokenised_documents,
@@ -104,7 +108,7 @@ def prepared_key(corpus_sha256: str, tokenizer_sha256: str, block_size: int) -> 
 
 
 def prepare_corpus(
-    corpus: Path,
+    corpus: Corpus,
     tokenizer: Any,
     block_size: int,
     root: Path,
@@ -114,6 +118,7 @@ def prepare_corpus(
 ) -> PreparedCorpus:
     """The prepared form of ``corpus`` under ``root``: found, or tokenised and written now.
 
+    ``corpus`` is a path or a dataset spec (``hf:NAME``; ``corpus.read_corpus``).
     ``corpus_sha256`` skips hashing the corpus again when the caller already has it.
     """
     from filelock import FileLock
@@ -121,7 +126,7 @@ def prepare_corpus(
     from posharness.models.pretrain.checkpoint import vocabulary_identity
 
     check_block_size(block_size)
-    corpus_sha256 = corpus_sha256 or corpus_identity(Path(corpus))
+    corpus_sha256 = corpus_sha256 or corpus_identity(corpus)
     tokenizer_sha256 = vocabulary_identity(tokenizer)
     root = Path(root)
     key = prepared_key(corpus_sha256, tokenizer_sha256, block_size)
@@ -170,7 +175,7 @@ def load_prepared(folder: Path) -> PreparedCorpus | None:
 
 
 def _write(
-    corpus: Path,
+    corpus: Corpus,
     tokenizer: Any,
     block_size: int,
     root: Path,
@@ -192,14 +197,15 @@ def _write(
     sweep_stale_temporaries(root)  # a preparation a killed process left half-written
     staging = root / f".{temporary_tag()}{key}"
     staging.mkdir()
+    progress = _Progress()
     try:
         pieces = blocks(
-            tokenised_documents(read_corpus(Path(corpus)), tokenizer, documents_per_call),
+            tokenised_documents(progress.count(read_corpus(corpus)), tokenizer, documents_per_call),
             block_size,
             separator=sep_id,
         )
         with (staging / BLOCKS).open("wb") as handle:
-            count = _write_rows(pieces, handle, block_size, cls_id, sep_id)
+            count = _write_rows(pieces, handle, block_size, cls_id, sep_id, progress)
             handle.flush()
             os.fsync(handle.fileno())
         if count == 0:
@@ -214,11 +220,14 @@ def _write(
             "corpus_sha256": corpus_sha256,
             "tokenizer_sha256": tokenizer_sha256,
             "dtype": "int32",
+            "identity": corpus_description(corpus),
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         staging.rename(root / key)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OptionError(_no_space(corpus, root, progress)) from None
         raise OptionError(
             f"cannot write the prepared corpus under {root} ({exc.strerror or exc}): free "
             "space or choose another folder; nothing half-written is kept"
@@ -231,16 +240,61 @@ def _write(
     return found
 
 
+class _Progress:
+    """Characters read and bytes written so far: a full disk's message extrapolates them."""
+
+    def __init__(self) -> None:
+        self.characters = self.written = 0
+
+    def count(self, texts: Iterable[str]) -> Iterator[str]:
+        for text in texts:
+            self.characters += len(text)
+            yield text
+
+
+def _no_space(corpus: Corpus, root: Path, progress: _Progress) -> str:
+    """One line: where the disk filled and roughly how much room the whole corpus needs.
+
+    The estimate scales the bytes written per character read to the corpus's size in bytes
+    (about one byte a character for English text): good to a few tens of percent.
+    """
+    import shutil
+
+    head = f"no space left on device while preparing {os.fspath(corpus)} in {root}"
+    tail = "or point --prepared-dir elsewhere (--out for prepare-corpus)"
+    try:
+        size, free = corpus_bytes(corpus), shutil.disk_usage(root).free
+    except (OSError, ValueError):
+        size = free = 0
+    if not (size and progress.characters and progress.written):
+        return f"{head}: free space (the rows take 4 bytes a token) {tail}"
+    mb = 1_000_000
+    needed = progress.written / progress.characters * size
+    more = max(1, -(-int(needed - free) // mb))
+    return (
+        f"{head}: free about {more} MB (the rows need ~{int(needed) // mb + 1} MB, "
+        f"{free // mb} MB are free) {tail}"
+    )
+
+
 def _write_rows(
-    pieces: Iterable[list[int]], handle: Any, block_size: int, cls_id: int, sep_id: int
+    pieces: Iterable[list[int]],
+    handle: Any,
+    block_size: int,
+    cls_id: int,
+    sep_id: int,
+    progress: _Progress | None = None,
 ) -> int:
     """Frame the pieces as ``[CLS] ... [SEP]`` rows and append them in int32 chunks."""
     count, rows = 0, []
+    row_bytes = block_size * np.dtype(np.int32).itemsize
     for piece in pieces:
         rows.append(piece)
         if len(rows) == _ROWS_PER_WRITE:
             count += _flush(rows, handle, block_size, cls_id, sep_id)
             rows = []
+            if progress is not None:
+                progress.written = count * row_bytes
     if rows:
         count += _flush(rows, handle, block_size, cls_id, sep_id)
     return count

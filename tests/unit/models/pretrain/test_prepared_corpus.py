@@ -124,6 +124,11 @@ def test_the_manifest_says_what_the_bytes_are(tmp_path, corpus, tokenizer) -> No
         "corpus_sha256": prepared.corpus_sha256,
         "tokenizer_sha256": prepared.tokenizer_sha256,
         "dtype": "int32",
+        "identity": {
+            "kind": "text files",
+            "source": str(corpus),
+            "hashed": "sha256 over the sorted relative file names, sizes and bytes",
+        },
     }
 
 
