@@ -71,21 +71,21 @@ def dataset_spec(corpus: str | os.PathLike[str]) -> DatasetSpec | None:
         return DatasetSpec(given, kind, body, None, DEFAULT_SPLIT, DEFAULT_COLUMN) if kind else None
     rest, column = _suffix(body, "#")
     rest, split = _suffix(rest, "@")
-    if hub and not Path(rest).exists():
+    local = bool(rest) and Path(rest).exists()
+    if hub and not local:
         name, _, config = rest.partition(":")
         if not name:
             raise DataError(f"--corpus {given}: no dataset name after hf: (hf:NAME[:CONFIG])")
-        return DatasetSpec(
-            given, "hub", name, config or None, split or DEFAULT_SPLIT, column or DEFAULT_COLUMN,
-            split is not None,
-        )  # fmt: skip
-    kind = _local_kind(Path(rest)) if Path(rest).exists() else None
-    if hub and Path(rest).exists():
-        kind = kind if kind == "saved" else "files"
+        kind: str | None = "hub"
+    else:
+        name, config = rest, None
+        kind = _local_kind(Path(rest)) if local else None
+        if hub and kind != "saved":
+            kind = "files"  # hf:FOLDER: whatever load_dataset reads (CSV, JSON, ...)
     if kind is None:
         return None
     return DatasetSpec(
-        given, kind, rest, None, split or DEFAULT_SPLIT, column or DEFAULT_COLUMN,
+        given, kind, name, config or None, split or DEFAULT_SPLIT, column or DEFAULT_COLUMN,
         split is not None,
     )  # fmt: skip
 

@@ -270,11 +270,10 @@ def _no_space(corpus: Corpus, root: Path, progress: _Progress) -> str:
         return f"{head}: free space (the rows take 4 bytes a token) {tail}"
     mb = 1_000_000
     needed = progress.written / progress.characters * size
-    more = max(1, -(-int(needed - free) // mb))
-    return (
-        f"{head}: free about {more} MB (the rows need ~{int(needed) // mb + 1} MB, "
-        f"{free // mb} MB are free) {tail}"
-    )
+    rows = f"the rows need ~{int(needed) // mb + 1} MB, {free // mb} MB are free"
+    if needed <= free:  # room again once the partial rows went: something else fills the disk
+        return f"{head}: free space ({rows} now; another writer may be filling it) {tail}"
+    return f"{head}: free about {-(-int(needed - free) // mb)} MB ({rows}) {tail}"
 
 
 def _write_rows(

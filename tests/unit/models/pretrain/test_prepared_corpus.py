@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -162,3 +163,67 @@ def test_pretraining_two_schemes_shares_one_preparation(tmp_path, corpus, tokeni
     assert tokenising == []
     assert len([p for p in root.iterdir() if not p.name.startswith(".")]) == 1
     assert not list((tmp_path / "run-bert-a").glob("blocks-*.npy"))  # no per-run copy
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing_behind(
+    tmp_path, corpus, tokenizer, monkeypatch
+) -> None:
+    """ENOSPC mid-write: the staging folder goes, the message says where and how much room;
+    preparing again (with room) equals a clean preparation."""
+    import errno
+
+    from posharness.base.errors import OptionError
+    from posharness.models.pretrain import prepared as prepared_module
+
+    clean = prepare_corpus(corpus, tokenizer, 16, tmp_path / "clean")
+    root = tmp_path / "corpora"
+    monkeypatch.setattr(prepared_module, "_ROWS_PER_WRITE", 8)
+    original, calls = prepared_module._flush, []
+
+    def filling(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return original(*args)
+
+    monkeypatch.setattr(prepared_module, "_flush", filling)
+    with pytest.raises(OptionError) as caught:
+        prepare_corpus(corpus, tokenizer, 16, root)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"no space left on device while preparing {corpus} in {root}: ")
+    assert re.search(r"free (about \d+ MB|space) \(the rows need ~\d+ MB, \d+ MB are free", message)
+    assert message.endswith("or point --prepared-dir elsewhere (--out for prepare-corpus)")
+    assert [p.name for p in root.iterdir() if not p.name.endswith(".lock")] == []
+    assert load_prepared(root / clean.folder.name) is None
+
+    monkeypatch.setattr(prepared_module, "_flush", original)
+    again = prepare_corpus(corpus, tokenizer, 16, root)
+    assert again.folder.name == clean.folder.name
+    assert np.array_equal(
+        again.blocks()[np.arange(again.n_blocks)], clean.blocks()[np.arange(clean.n_blocks)]
+    )
+    assert (again.folder / BLOCKS).read_bytes() == (clean.folder / BLOCKS).read_bytes()
+
+
+def test_the_full_disk_estimate_scales_what_was_written_to_the_corpus(
+    tmp_path, corpus, monkeypatch
+):
+    import shutil
+    from collections import namedtuple
+
+    from posharness.models.pretrain import prepared as prepared_module
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(0, 0, 20_000_000))
+    progress = prepared_module._Progress()
+    progress.characters, progress.written = 1_000, 10_000_000  # 10 kB of ids per character
+    size = corpus.stat().st_size
+    message = prepared_module._no_space(corpus, tmp_path, progress)
+    needed = 10_000 * size
+    assert f"free about {-(-(needed - 20_000_000) // 1_000_000)} MB" in message
+    assert f"(the rows need ~{needed // 1_000_000 + 1} MB, 20 MB are free)" in message
+    progress.written = 0  # nothing written yet: no estimate, still one line
+    assert ": free space (the rows take 4 bytes a token) or point --prepared-dir" in (
+        prepared_module._no_space(corpus, tmp_path, progress)
+    )
