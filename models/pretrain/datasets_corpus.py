@@ -94,7 +94,8 @@ def dataset_documents(spec: DatasetSpec) -> Iterator[str]:
     """Each row's text, in order, a batch of rows at a time (never the whole column)."""
     table = _text_table(spec)
     rows = found = 0
-    for batch in table.select_columns([spec.column]).iter(batch_size=_ROWS_PER_BATCH):
+    rows_of = table.select_columns([spec.column]).with_format(None)  # plain str, whatever format
+    for batch in rows_of.iter(batch_size=_ROWS_PER_BATCH):
         for value in batch[spec.column]:
             rows += 1
             text = "\n".join(s.strip() for s in (value or "").splitlines() if s.strip())

@@ -220,3 +220,35 @@ def test_offline_a_hub_name_fails_fast_naming_a_local_copy(tmp_path) -> None:
     out = done.stdout.strip()
     assert out.startswith("DataError cannot load dataset bookcorpus") and "\n" not in out
     assert "offline mode is on" in out and "--corpus FOLDER" in out
+
+
+def test_pretrain_and_prepare_corpus_take_a_dataset_spec(tmp_path, lines, monkeypatch) -> None:
+    """The CLI's --corpus (a click Path, then Path(...) in loop.py) carries @SPLIT#COLUMN."""
+    from posharness.models.pretrain import prepared as prepared_module
+    from tests.cli_helpers import cli
+
+    saved = _saved(tmp_path / "saved", {"body": lines})
+    spec = f"{saved}@train#body"
+    root = tmp_path / "corpora"
+    code = cli(
+        "pretrain", "--model", "bert-a", "--size", "tiny", "--steps", "2", "--corpus", spec,
+        "--block-size", "16", "--vocab-size", "80", "--batch-size", "4", "--device", "cpu",
+        "--prepared-dir", str(root), "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert code == 0
+    trained_on = json.loads((tmp_path / "run" / "tokenizer" / "trained_on.json").read_text())
+    assert trained_on["corpus_sha256"] == corpus_identity(spec)
+    tokenising = []
+    original = prepared_module.tokenised_documents
+    monkeypatch.setattr(
+        prepared_module,
+        "tokenised_documents",
+        lambda *args: tokenising.append(1) or original(*args),
+    )
+    code = cli(
+        "prepare-corpus", "--corpus", spec, "--tokenizer", str(tmp_path / "run" / "tokenizer"),
+        "--block-size", "16", "--out", str(root),
+    )  # fmt: skip
+    assert code == 0 and tokenising == []  # pretrain prepared it already
+    (folder,) = [p for p in root.iterdir() if not p.name.startswith(".")]
+    assert json.loads((folder / MANIFEST).read_text())["identity"]["column"] == "body"
