@@ -30,7 +30,10 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("tokenizer", None, "An existing WordPiece tokenizer [default: train one on the "
            "corpus].", metavar="DIR|HUB_ID"),
     Option("vocab_size", 30522, "Pieces when training one.", int, show_default=True),
-    Option("batch_size", 32, "Sequences per optimizer step.", int, show_default=True),
+    Option("batch_size", 32, "Sequences per optimizer step: the global batch, over every "
+           "process and accumulated micro-batch.", int, show_default=True),
+    Option("accumulation", 1, "Micro-batches each process adds up per step (per-device batch "
+           "= batch size / (accumulation x processes)).", int, show_default=True),
     Option("block_size", 128, "Tokens per sequence.", int, show_default=True),
     Option("learning_rate", 5e-4, "Peak AdamW rate (linear warmup, then decay).", float,
            show_default=True),
@@ -39,8 +42,11 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("seed", 0, "Seed of the weights, the block order and the masking.", int,
            show_default=True),
     Option("save_every", 500, "Checkpoint interval.", int, show_default=True),
+    Option("log_every", 10, "Steps averaged into each loss-log record.", int, show_default=True),
     Option("device", "auto", DEVICE_HELP, metavar="auto|cpu|cuda[:i]|mps", show_default=True),
     Option("bf16", False, "bfloat16 autocast (CUDA).", bool),
+    Option("fp16", False, "float16 autocast with loss scaling (CUDA).", bool),
+    Option("compile", False, "torch.compile the model (inductor; a C++ compiler on CPU).", bool),
     Option("prepared_dir", None, "Where tokenised corpora are kept, shared by every scheme and "
            "seed [default: corpora/ in the runs folder].", Path, metavar="DIR"),
     Option("model_args", None, "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or "
@@ -66,33 +72,33 @@ def pretrain(**values: Any) -> None:
     name, size, out = values["name"], values["size"], values["out"]
     options = pe_options(name, values["model_args"] or {})
     values["device"] = device = resolve_device(values["device"])
-    if values["bf16"] and not device.startswith("cuda"):
-        raise OptionError(
-            f"--bf16 is bfloat16 autocast on CUDA; the device here is {device}: drop --bf16"
-        )
+    for flag, dtype in (("bf16", "bfloat16"), ("fp16", "float16")):
+        if values[flag] and not device.startswith("cuda"):
+            raise OptionError(
+                f"--{flag} is {dtype} autocast on CUDA; the device here is {device}: drop --{flag}"
+            )
     recipe = {f.name for f in fields(PretrainSettings)}
     settings = PretrainSettings(**{k: v for k, v in values.items() if k in recipe})
 
+    from posharness.base.process import is_main_process
+
+    main = is_main_process()  # under torchrun / accelerate launch, the one that reports
     if out is None:
         from posharness.models.zoo.checkpoints import default_run_folder
 
         out = default_run_folder(name, size)
-        err_console().print(f"run folder: {out}")
+        if main:
+            err_console().print(f"run folder: {out}")
     bar, report, phase = pretraining_bar(f"{name} ({size})", settings.steps)
-    with bar:
-        outcome = pretrain_scheme(
-            name,
-            size,
-            values["corpus"],
-            out,
-            settings,
-            values["tokenizer"],
-            values["vocab_size"],
-            report,
-            options,
-            phase,
-            values["prepared_dir"],
+    arguments = (name, size, values["corpus"], out, settings, values["tokenizer"])
+    more = (values["vocab_size"], report, options, phase, values["prepared_dir"])
+    if not main:
+        pretrain_scheme(
+            *arguments, values["vocab_size"], None, options, None, values["prepared_dir"]
         )
+        return
+    with bar:
+        outcome = pretrain_scheme(*arguments, *more)
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
         f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "

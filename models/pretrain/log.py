@@ -23,7 +23,11 @@ LOG_NAME = "loss_log.json"
 CURVE_NAME = "loss_curve.png"
 LOG_FORMAT = "posharness-pretrain-log/1"
 # Settings that do not change the weights; two runs that differ only here share a recipe.
-NOT_RECIPE = frozenset({"device", "save_every", "log_every", "keep_checkpoints"})
+# How a step's global batch is split (accumulation) and compiled changes no weight beyond
+# float summation order (parallel.py), so a run may resume with other values of these.
+NOT_RECIPE = frozenset(
+    {"device", "save_every", "log_every", "keep_checkpoints", "accumulation", "compile"}
+)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ import inspect
 import json
 import random
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from torch import nn
 from posharness.base.errors import OptionError
 from posharness.base.faults import kill_point
 from posharness.models.pretrain.checkpoint import (
+    FINAL_NAME,
     check_same_run,
     latest_checkpoint,
     load_training_state,
@@ -42,6 +44,13 @@ from posharness.models.pretrain.checkpoint import (
 )
 from posharness.models.pretrain.corpus import BlockOrder, check_block_size, corpus_identity
 from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
+from posharness.models.pretrain.parallel import (
+    Layout,
+    layout_for,
+    main_process_first,
+    writes_files,
+)
+from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
@@ -65,7 +74,10 @@ class PretrainSettings:
     log_every: int = 10
     device: str = "cpu"
     bf16: bool = False
+    fp16: bool = False  # float16 autocast with loss scaling (CUDA)
     keep_checkpoints: int | None = None  # None keeps every checkpoint-<step> folder
+    accumulation: int = 1  # micro-batches per process per step; batch_size stays global
+    compile: bool = False  # torch.compile (inductor) through accelerate
 
     def __post_init__(self) -> None:
         positive = {
@@ -88,6 +100,8 @@ class PretrainSettings:
             raise OptionError(f"--warmup-ratio {self.warmup_ratio}: must lie in [0, 1)")
         if self.warmup_steps is not None and not 0 <= self.warmup_steps <= self.steps:
             raise OptionError(f"--warmup-steps {self.warmup_steps}: must lie in [0, --steps]")
+        if self.bf16 and self.fp16:
+            raise OptionError("--bf16 and --fp16 both given: choose one mixed precision")
         if self.keep_checkpoints is not None and self.keep_checkpoints < 1:
             raise OptionError(f"--keep-checkpoints {self.keep_checkpoints}: must be at least 1")
 
@@ -100,6 +114,17 @@ class PretrainSettings:
     def recipe(self) -> dict[str, Any]:
         """The settings a resumed run must share with its checkpoints."""
         return {k: v for k, v in asdict(self).items() if k not in NOT_RECIPE}
+
+    @classmethod
+    def recipe_defaults(cls) -> dict[str, Any]:
+        return {f.name: f.default for f in fields(cls) if f.name not in NOT_RECIPE}
+
+    def mixed_precision(self, device: str) -> str:
+        """accelerate's ``mixed_precision`` for this device: autocast on CUDA only, as
+        ``--bf16`` always was (the command refuses it elsewhere)."""
+        if not device.startswith("cuda"):
+            return "no"
+        return "bf16" if self.bf16 else "fp16" if self.fp16 else "no"
 
 
 @dataclass
@@ -124,18 +149,27 @@ def pretrain(
 ) -> PretrainOutcome:
     """Pretrain ``build_model(len(tokenizer))`` on the corpus, resuming from ``out_dir``.
 
+    Run as one process, or as each process of a ``torchrun`` / ``accelerate launch``
+    data-parallel launch (``parallel.py``): every process calls this with the same
+    arguments, computes its share of each global batch, and only the main process writes.
     The corpus is read from its prepared form under ``prepared_root`` (default: the
     ``corpora`` folder of the runs root), tokenised there first if no run has yet.
 
-    ``progress(step, loss)`` is called at every log record (not every step: reading the
-    loss waits for the GPU).
+    ``progress(step, loss)`` is called at every log record on the main process (not every
+    step: reading the loss waits for the GPU and, under a launch, for every process).
     """
     from posharness.base.device import resolve_device
+    from posharness.base.process import process_device
     from posharness.storage.io import sweep_stale_temporaries
 
     corpus, out_dir = Path(corpus), Path(out_dir)
-    sweep_stale_temporaries(out_dir)  # a log or block file a killed run was writing
-    device = resolve_device(settings.device)
+    device = process_device(resolve_device(settings.device))
+    layout = layout_for(settings.batch_size, settings.accumulation)
+    accelerator = parallel_accelerator(device, settings.mixed_precision(device), settings.compile)
+    writes = writes_files()
+    with main_process_first(device):
+        if writes:
+            sweep_stale_temporaries(out_dir)  # a log or block file a killed run was writing
     _seed_everything(settings.seed)
     model = build_model(len(tokenizer))
     config = model_config(model)
@@ -153,8 +187,12 @@ def pretrain(
     }
     latest = latest_checkpoint(out_dir)
     if latest is not None:
-        check_same_run(out_dir, latest.state["identity"], identity)
-    blocks = _training_blocks(corpus, tokenizer, settings.block_size, prepared_root, identity)
+        saved = latest.state["identity"]
+        # A setting added since the checkpoint was written counts at its default.
+        saved = saved | {"recipe": PretrainSettings.recipe_defaults() | saved["recipe"]}
+        check_same_run(out_dir, saved, identity)
+    with main_process_first(device):
+        blocks = _training_blocks(corpus, tokenizer, settings.block_size, prepared_root, identity)
     model.to(device)
     optimizer = _optimizer(model, settings)
     scheduler = _schedule(optimizer, settings)
@@ -162,22 +200,31 @@ def pretrain(
     if latest is not None:
         load_training_state(latest.path, model, optimizer, scheduler, device)
         start, seconds_before = latest.step, latest.state["seconds"]
+    # The scheduler stays outside accelerate, which would step it once per process.
+    model, optimizer = accelerator.prepare(model, optimizer)
 
+    log_path = out_dir / LOG_NAME
+    sessions = _earlier_sessions(log_path, start) + [
+        {"from_step": start, **layout.record(), "device": device.split(":")[0]}
+    ]
     header = {
         "settings": asdict(settings),
         "corpus": {"path": str(corpus), "sha256": identity["corpus_sha256"]},
         "tokenizer_sha256": identity["tokenizer_sha256"],
         "model": config,
+        "sessions": sessions,  # how each part of the run was launched (world size, batch)
     }
-    log = LossLog.resume(out_dir / LOG_NAME, header)
-    log.keep_until(start)
+    log = LossLog.resume(log_path, header)
+    if writes:
+        log.keep_until(start)
 
     masker = masked_lm_masker(tokenizer, settings.mask_probability)
     specials = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
     order = BlockOrder(len(blocks), settings.seed)
-    takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
-    autocast = settings.bf16 and device.startswith("cuda")
-    state = {"identity": identity}
+    takes_types = (
+        "token_type_ids" in inspect.signature(accelerator.unwrap_model(model).forward).parameters
+    )
+    state = {"identity": identity, "launch": layout.record()}
 
     model.train()
     clock = time.perf_counter()
@@ -186,52 +233,77 @@ def pretrain(
     for step in range(start + 1, settings.steps + 1):
         ids = torch.from_numpy(blocks[order.batch(step - 1, settings.batch_size)]).long()
         inputs, labels = mask_tokens(ids, masker, specials, _step_seed(settings.seed, step))
-        batch = {"input_ids": inputs, "attention_mask": torch.ones_like(inputs), "labels": labels}
-        if takes_types:
-            batch["token_type_ids"] = torch.zeros_like(inputs)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(**{k: v.to(device) for k, v in batch.items()}).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), settings.clip)
+        masked_in_step = int((labels != -100).sum())
+        micro_batches = layout.my_micro_batches(inputs)
+        for index, rows in enumerate(micro_batches):
+            batch = {
+                "input_ids": inputs[rows],
+                "attention_mask": torch.ones_like(inputs[rows]),
+                "labels": labels[rows],
+            }
+            if takes_types:
+                batch["token_type_ids"] = torch.zeros_like(inputs[rows])
+            last = index == len(micro_batches) - 1
+            with _out_of_memory_hint(layout, step), _gradients_wait(accelerator, model, last):
+                out = model(**{k: v.to(device) for k, v in batch.items()})
+                masked_here = int((batch["labels"] != -100).sum())
+                if masked_here:
+                    loss = out.loss * layout.weight(masked_here, masked_in_step)
+                else:  # no target here: a zero that still reaches every parameter for DDP
+                    loss = out.logits.sum() * 0.0
+                accelerator.backward(loss)
+            window_loss += loss.detach().float() / layout.world_size
+        accelerator.clip_grad_norm_(model.parameters(), settings.clip)
         learning_rate = optimizer.param_groups[0]["lr"]
         optimizer.step()
         scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
         kill_point("pretrain-step")
-        window_loss += loss.detach().float()
         window_steps += 1
 
         saving = step % settings.save_every == 0 or step == settings.steps
         if step % settings.log_every == 0 or saving:  # a checkpoint always closes a window
-            mean = float(window_loss) / window_steps
+            total = (
+                accelerator.reduce(window_loss, reduction="sum")
+                if layout.world_size > 1
+                else window_loss
+            )
+            mean = float(total) / window_steps
             if not np.isfinite(mean):
                 raise OptionError(
                     f"the masked-LM loss is {mean} at step {step}: lower --learning-rate "
                     "(or turn off --bf16) and start again with a new --out"
                 )
             seconds = seconds_before + time.perf_counter() - clock
-            log.append(LossRecord(step, mean, learning_rate, seconds))
+            if writes:
+                log.append(LossRecord(step, mean, learning_rate, seconds))
+            else:
+                log.records.append(LossRecord(step, mean, learning_rate, seconds))
             window_loss.zero_()
             window_steps = 0
-            if progress is not None:
+            if progress is not None and writes:
                 progress(step, mean)
-        if saving:
+        if saving and writes:
+            tokens = step * settings.batch_size * settings.block_size
             save_checkpoint(
                 out_dir,
                 step,
-                model,
+                accelerator.unwrap_model(model),
                 tokenizer,
                 optimizer,
                 scheduler,
-                state | {"step": step, "seconds": seconds},
+                state | {"step": step, "seconds": seconds, "tokens_seen": tokens},
                 keep=settings.keep_checkpoints,
             )
     elapsed = time.perf_counter() - clock
 
-    final = publish_final(out_dir, model, tokenizer)
-    from posharness.models.pretrain.log import plot_loss
+    final, curve = out_dir / FINAL_NAME, out_dir / CURVE_NAME
+    if writes:
+        final = publish_final(out_dir, accelerator.unwrap_model(model), tokenizer)
+        from posharness.models.pretrain.log import plot_loss
 
-    curve = plot_loss(log.path, out_dir / CURVE_NAME)
+        curve = plot_loss(log.path, curve)
+    accelerator.wait_for_everyone()  # the others return once the final model is in place
     return PretrainOutcome(
         steps_done=settings.steps,
         final_loss=log.records[-1].loss if log.records else float("nan"),
@@ -241,6 +313,39 @@ def pretrain(
         resumed_from=start if latest is not None else None,
         seconds=elapsed,
     )
+
+
+@contextmanager
+def _gradients_wait(accelerator: Any, model: nn.Module, last: bool) -> Iterator[None]:
+    """Accumulation: gradients of all but a step's last micro-batch stay local (DDP's
+    ``no_sync``); the last backward all-reduces the sum."""
+    if last:
+        yield
+    else:
+        with accelerator.no_sync(model):
+            yield
+
+
+@contextmanager
+def _out_of_memory_hint(layout: Layout, step: int) -> Iterator[None]:
+    try:
+        yield
+    except torch.OutOfMemoryError:
+        raise OptionError(
+            f"out of device memory at step {step} with a per-device batch of "
+            f"{layout.per_device_batch}: keep --batch-size {layout.global_batch} and raise "
+            f"--accumulation to {layout.accumulation * 2} (per-device batch "
+            f"{max(1, layout.per_device_batch // 2)}, the same global batch)"
+        ) from None
+
+
+def _earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:
+    """The launches recorded by the parts of this run before ``start`` (resumes)."""
+    if start == 0 or not log_path.exists():
+        return []
+    from posharness.models.pretrain.log import read_log
+
+    return [s for s in read_log(log_path).get("sessions", []) if s["from_step"] < start]
 
 
 def masked_lm_masker(tokenizer: Any, probability: float) -> Any:

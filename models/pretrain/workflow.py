@@ -56,7 +56,12 @@ def pretrain_scheme(
     hf_logging.set_verbosity_error()
     if phase is not None:
         phase("training a WordPiece tokenizer" if tokenizer_source is None else "loading tokenizer")
-    tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
+    from posharness.base.device import resolve_device
+    from posharness.models.pretrain.parallel import main_process_first
+
+    # Under a launch the main process trains (or loads) it; the others load its files.
+    with main_process_first(resolve_device(settings.device)):
+        tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
     if tokenizer_source is None and len(tokenizer) < vocab_size:
         _log.warning(
             "--vocab-size %d: the corpus yields only %d WordPiece pieces, so the model's "
