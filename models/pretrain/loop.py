@@ -20,8 +20,7 @@ import inspect
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -44,13 +43,14 @@ from posharness.models.pretrain.checkpoint import (
 )
 from posharness.models.pretrain.corpus import BlockOrder, check_block_size, corpus_identity
 from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
+from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 from posharness.models.pretrain.parallel import (
-    Layout,
+    gradients_wait,
     layout_for,
     main_process_first,
+    out_of_memory_hint,
     writes_files,
 )
-from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
@@ -244,7 +244,7 @@ def pretrain(
             if takes_types:
                 batch["token_type_ids"] = torch.zeros_like(inputs[rows])
             last = index == len(micro_batches) - 1
-            with _out_of_memory_hint(layout, step), _gradients_wait(accelerator, model, last):
+            with out_of_memory_hint(layout, step), gradients_wait(accelerator, model, last):
                 out = model(**{k: v.to(device) for k, v in batch.items()})
                 masked_here = int((batch["labels"] != -100).sum())
                 if masked_here:
@@ -313,30 +313,6 @@ def pretrain(
         resumed_from=start if latest is not None else None,
         seconds=elapsed,
     )
-
-
-@contextmanager
-def _gradients_wait(accelerator: Any, model: nn.Module, last: bool) -> Iterator[None]:
-    """Accumulation: gradients of all but a step's last micro-batch stay local (DDP's
-    ``no_sync``); the last backward all-reduces the sum."""
-    if last:
-        yield
-    else:
-        with accelerator.no_sync(model):
-            yield
-
-
-@contextmanager
-def _out_of_memory_hint(layout: Layout, step: int) -> Iterator[None]:
-    try:
-        yield
-    except torch.OutOfMemoryError:
-        raise OptionError(
-            f"out of device memory at step {step} with a per-device batch of "
-            f"{layout.per_device_batch}: keep --batch-size {layout.global_batch} and raise "
-            f"--accumulation to {layout.accumulation * 2} (per-device batch "
-            f"{max(1, layout.per_device_batch // 2)}, the same global batch)"
-        ) from None
 
 
 def _earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:

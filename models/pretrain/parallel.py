@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch import nn
 
 from posharness.base.errors import OptionError
 from posharness.base.process import is_main_process, launched, rank, world_size
@@ -130,6 +131,30 @@ def main_process_first(device: str) -> Iterator[None]:
 
     with state(device).main_process_first():
         yield
+
+
+@contextmanager
+def gradients_wait(accelerator: Any, model: nn.Module, last: bool) -> Iterator[None]:
+    """Accumulation: gradients of all but a step's last micro-batch stay local (DDP's
+    ``no_sync``); the last backward all-reduces the sum."""
+    if last:
+        yield
+    else:
+        with accelerator.no_sync(model):
+            yield
+
+
+@contextmanager
+def out_of_memory_hint(layout: Layout, step: int) -> Iterator[None]:
+    try:
+        yield
+    except torch.OutOfMemoryError:
+        raise OptionError(
+            f"out of device memory at step {step} with a per-device batch of "
+            f"{layout.per_device_batch}: keep --batch-size {layout.global_batch} and raise "
+            f"--accumulation to {layout.accumulation * 2} (per-device batch "
+            f"{max(1, layout.per_device_batch // 2)}, the same global batch)"
+        ) from None
 
 
 def writes_files() -> bool:
