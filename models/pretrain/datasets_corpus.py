@@ -40,6 +40,8 @@ from posharness.base.errors import DataError
 PREFIX = "hf:"
 DEFAULT_SPLIT, DEFAULT_COLUMN = "train", "text"
 _DATA_SUFFIXES = (".parquet", ".arrow")
+_FILE_BUILDERS = {".parquet": "parquet", ".arrow": "arrow", ".csv": "csv", ".json": "json"}
+_FILE_BUILDERS |= {".jsonl": "json"}
 _ROWS_PER_BATCH = 1024
 _PROBE_SECONDS = 3.0
 LOCAL_COPY_FIX = (
@@ -212,12 +214,15 @@ def _load_local(spec: DatasetSpec) -> Any:
     try:
         if spec.kind == "saved":
             loaded = datasets.load_from_disk(spec.source)
+        elif Path(spec.source).is_file():  # load_dataset takes a folder or a builder name
+            builder = _FILE_BUILDERS.get(Path(spec.source).suffix.lower(), "text")
+            loaded = datasets.load_dataset(builder, data_files={"train": spec.source})
         else:
             loaded = datasets.load_dataset(spec.source, spec.config)
-    except (OSError, ValueError, FileNotFoundError) as exc:
+    except Exception as exc:  # a damaged file, an unknown format: datasets' own errors
         raise DataError(
-            f"cannot read dataset {spec.given} ({_first_line(exc)}): point --corpus at a "
-            "save_to_disk folder or a folder of parquet files"
+            f"cannot read dataset {spec.given} ({type(exc).__name__}: {_first_line(exc)}): "
+            "point --corpus at a save_to_disk folder or a folder of parquet files"
         ) from None
     return _split(spec, loaded)
 

@@ -71,6 +71,7 @@ def test_a_parquet_folder_and_a_dataset_dict_split_and_column(tmp_path, lines, t
     datasets.Dataset.from_dict({"body": lines[:half]}).to_parquet(str(parquet / "a.parquet"))
     datasets.Dataset.from_dict({"body": lines[half:]}).to_parquet(str(parquet / "b.parquet"))
     assert list(read_corpus(f"{parquet}#body")) == lines
+    assert list(read_corpus(f"{parquet / 'a.parquet'}#body")) == lines[:half]  # one file
     assert list(read_corpus(Path(f"{parquet}#body"))) == lines  # what loop.py passes
     expected = packed_blocks(lines, tokenizer, 16)
     prepared = prepare_corpus(Path(f"{parquet}#body"), tokenizer, 16, tmp_path / "corpora")
@@ -252,3 +253,11 @@ def test_pretrain_and_prepare_corpus_take_a_dataset_spec(tmp_path, lines, monkey
     assert code == 0 and tokenising == []  # pretrain prepared it already
     (folder,) = [p for p in root.iterdir() if not p.name.startswith(".")]
     assert json.loads((folder / MANIFEST).read_text())["identity"]["column"] == "body"
+
+
+def test_a_damaged_parquet_file_is_one_line(tmp_path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "train.parquet").write_bytes(b"PAR1 not really parquet")
+    with pytest.raises(DataError, match="cannot read dataset .*: point --corpus at a") as e:
+        list(read_corpus(tmp_path / "d"))
+    assert "\n" not in str(e.value)
