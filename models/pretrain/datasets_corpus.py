@@ -5,9 +5,10 @@
 * a folder written by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (it holds
   ``state.json`` or ``dataset_dict.json``), read with ``datasets.load_from_disk``;
 * a ``.parquet`` / ``.arrow`` file, or a folder of them, read with ``datasets.load_dataset``;
-* ``hf:NAME[:CONFIG]`` — a hub dataset (``hf:wikimedia/wikipedia:20231101.en``), or with a
-  local folder as NAME any folder ``load_dataset`` reads (CSV, JSON, a dataset script's
-  repository).
+* ``hf:NAME[:CONFIG]`` — a hub dataset (``hf:wikimedia/wikipedia:20231101.en``), downloaded
+  and converted to Arrow in the Hugging Face cache by ``load_dataset`` (not streamed: the
+  split must fit on disk, and later runs read the cache); with a local folder or file as
+  NAME, anything ``load_dataset`` reads (CSV, JSON lines).
 
 ``@SPLIT`` (default ``train``) and ``#COLUMN`` (default ``text``) may follow any of them:
 ``hf:bookcorpus@train#text``, ``corpora/wiki@validation``. A path that exists as given is
