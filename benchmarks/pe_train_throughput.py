@@ -6,9 +6,12 @@ registered variant, e.g. ``ape`` -> ``bert-a``), against ``BertForMaskedLM`` wit
 ``attn_implementation="sdpa"`` at the same size preset, batch and length. Every model gets
 the same random masked-LM batches (all-ones attention mask, 15 % of positions labelled), the
 same fused AdamW (lr 5e-4) and clipping; a step is forward, backward, clipping and the
-optimizer step. The models alternate within each repeat, in an order rotated from repeat to
-repeat, so load from other processes hits each alike; read the ratios, not the absolute
-figures, on a shared machine. Each ``--shapes`` entry (``size:BATCHxLENGTH``) is one table.
+optimizer step. Timings are paired: in each repeat every zoo model (in an order rotated
+from repeat to repeat) trains step for step in alternation with one HF model, so load from
+other processes hits both sides of each ratio alike; a row's "vs HF" is the median over
+repeats of HF's median step time / the zoo model's in that pair. Read the ratios, not the
+absolute figures, on a shared machine. Each ``--shapes`` entry (``size:BATCHxLENGTH``) is
+one table.
 
 On a GPU (``--device cuda``, ``--bf16`` autocast as ``posharness pretrain --bf16`` uses)
 each step is timed between two synchronisations, and model FLOPs utilisation is reported:
@@ -38,7 +41,6 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -163,29 +165,28 @@ def batches(count: int, shape: Shape, seed: int) -> list[dict[str, torch.Tensor]
     return out
 
 
-def step_time(
-    model: torch.nn.Module, data: list[dict[str, torch.Tensor]], device: str, bf16: bool
-) -> float:
-    """Median seconds per training step after one warm-up step."""
-    model.to(device).train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, fused=True)
-    on_gpu = device.startswith("cuda")
-    times = []
-    for index, batch in enumerate(data):
-        if on_gpu:
+class Trainer:
+    """One model with its fused AdamW; ``step`` trains on a batch and returns its seconds."""
+
+    def __init__(self, model: torch.nn.Module, device: str, bf16: bool) -> None:
+        self.model = model.to(device).train()
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4, fused=True)
+        self.on_gpu = device.startswith("cuda")
+        self.bf16 = bf16 and self.on_gpu
+
+    def step(self, batch: dict[str, torch.Tensor]) -> float:
+        if self.on_gpu:
             torch.cuda.synchronize()
         start = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16 and on_gpu):
-            loss = model(**batch).loss
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.bf16):
+            loss = self.model(**batch).loss
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        if on_gpu:
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.on_gpu:
             torch.cuda.synchronize()
-        if index:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        return time.perf_counter() - start
 
 
 UNMASKED = " (mask=None)"  # label suffix: the zoo model fed no attention mask
@@ -195,8 +196,17 @@ def base_name(label: str) -> str:
     return label.removesuffix(UNMASKED)
 
 
-def time_shape(shape: Shape, names: list[str], args: argparse.Namespace) -> dict[str, list[float]]:
-    """Median step seconds per repeat for HF and each zoo model, alternating in one process.
+def release(device: str) -> None:
+    gc.collect()
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+
+
+def time_shape(shape: Shape, names: list[str], args: argparse.Namespace) -> dict[str, dict]:
+    """Paired timings: per repeat one HF model, and each zoo model (order rotated per
+    repeat) trained step for step in alternation with it (HF first on even steps, the zoo
+    model first on odd ones), after one warm-up step each. Per pair: the median seconds of
+    each side and their ratio, so load that comes and goes hits both sides of a ratio.
 
     ``--unmasked`` models are timed a second time with ``attention_mask=None``: the same
     numbers (the mask is all ones), but nothing for SDPA to add, which is what lets a GPU
@@ -207,40 +217,55 @@ def time_shape(shape: Shape, names: list[str], args: argparse.Namespace) -> dict
         for batch in batches(args.steps + 1, shape, seed=0)
     ]
     unmasked = [{k: v for k, v in batch.items() if k != "attention_mask"} for batch in data]
-    builders: dict[str, Callable[[], torch.nn.Module]] = {HF: lambda: bert_twin(shape.size)}
-    for name in names:
-        builders[name] = lambda name=name: zoo(name, shape.size)
-    for name in args.unmasked:
-        builders[name + UNMASKED] = lambda name=name: zoo(name, shape.size)
-    labels = list(builders)
-    times: dict[str, list[float]] = {label: [] for label in labels}
+    labels = [*names, *(name + UNMASKED for name in args.unmasked)]
+    pairs: dict[str, dict[str, list[float]]] = {
+        label: {"zoo": [], "hf": [], "ratio": []} for label in labels
+    }
     for repeat in range(args.repeats):
+        torch.manual_seed(0)
+        hf = Trainer(bert_twin(shape.size), args.device, args.bf16)
+        hf.step(data[0])
         shift = repeat % len(labels)
         for label in labels[shift:] + labels[:shift]:
             torch.manual_seed(0)
-            model = builders[label]()
-            batches_used = unmasked if label.endswith(UNMASKED) else data
-            times[label].append(step_time(model, batches_used, args.device, args.bf16))
+            model = Trainer(zoo(base_name(label), shape.size), args.device, args.bf16)
+            own = unmasked if label.endswith(UNMASKED) else data
+            model.step(own[0])
+            zoo_times, hf_times = [], []
+            for index in range(1, args.steps + 1):
+                if index % 2:
+                    zoo_times.append(model.step(own[index]))
+                    hf_times.append(hf.step(data[index]))
+                else:
+                    hf_times.append(hf.step(data[index]))
+                    zoo_times.append(model.step(own[index]))
+            zoo_median, hf_median = statistics.median(zoo_times), statistics.median(hf_times)
+            pair = pairs[label]
+            pair["zoo"].append(zoo_median)
+            pair["hf"].append(hf_median)
+            pair["ratio"].append(hf_median / zoo_median)
             del model
-            gc.collect()
-            if args.device.startswith("cuda"):
-                torch.cuda.empty_cache()
-    return times
+            release(args.device)
+        del hf
+        release(args.device)
+    return pairs
 
 
-def table(shape: Shape, times: dict[str, list[float]], flops: float, peak: float | None) -> dict:
-    """Per model: median s/step, tokens/s, ratio to HF's tokens/s, MFU (with a peak)."""
-    medians = {label: statistics.median(values) for label, values in times.items()}
-    rows = {}
-    for label, seconds in medians.items():
-        rate = shape.tokens / seconds
+def table(shape: Shape, pairs: dict[str, dict], flops: float, peak: float | None) -> dict:
+    """Per model: median s/step, tokens/s, median paired ratio to HF's tokens/s, MFU.
+
+    HF's row pools its steps from every pair."""
+    hf_seconds = statistics.median(s for pair in pairs.values() for s in pair["hf"])
+    rows = {HF: {"scheme": "hf sdpa", "seconds_per_step": hf_seconds, "vs_hf": 1.0}}
+    for label, pair in pairs.items():
         rows[label] = {
-            "scheme": "hf sdpa" if label == HF else model_scheme(base_name(label)),
-            "seconds_per_step": seconds,
-            "tokens_per_second": rate,
-            "vs_hf": medians[HF] / seconds,
-            "mfu": None if peak is None else flops * rate / (peak * 1e12),
+            "scheme": model_scheme(base_name(label)),
+            "seconds_per_step": statistics.median(pair["zoo"]),
+            "vs_hf": statistics.median(pair["ratio"]),
         }
+    for row in rows.values():
+        row["tokens_per_second"] = rate = shape.tokens / row["seconds_per_step"]
+        row["mfu"] = None if peak is None else flops * rate / (peak * 1e12)
     return rows
 
 
@@ -270,8 +295,8 @@ def print_table(shape: Shape, rows: dict, where: str, args: argparse.Namespace) 
     preset = SIZES[shape.size]
     print(
         f"\n{shape.size} ({preset['num_hidden_layers']} layers x {preset['hidden_size']}), "
-        f"batch {shape.batch} x {shape.length} tokens, {where}, {args.repeats} alternating "
-        f"repeats of {args.steps} timed steps"
+        f"batch {shape.batch} x {shape.length} tokens, {where}, {args.repeats} repeats "
+        f"of {args.steps} paired steps"
     )
     mfu = any(row["mfu"] is not None for row in rows.values())
     print(
@@ -327,15 +352,15 @@ def main() -> None:
     where = describe(args)
     tables, missed = {}, []
     for shape in shapes:
-        times = time_shape(shape, names, args)
+        pairs = time_shape(shape, names, args)
         flops = flops_per_token(shape)
-        rows = table(shape, times, flops, peak)
+        rows = table(shape, pairs, flops, peak)
         print_table(shape, rows, where, args)
         misses = verdicts(rows, on_gpu)
         missed += [f"{shape.label}: {miss}" for miss in misses]
         tables[shape.label] = {
             "flops_per_token": flops,
-            "seconds_per_step_by_repeat": times,
+            "pairs_by_repeat": pairs,
             "rows": rows,
             "missed": misses,
         }
