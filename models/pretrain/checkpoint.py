@@ -152,10 +152,29 @@ def model_config(model: nn.Module) -> dict[str, Any]:
 
 
 def check_same_run(out_dir: Path, saved: dict[str, Any], wanted: dict[str, Any]) -> None:
-    differing = [k for k in wanted["recipe"] if saved["recipe"].get(k) != wanted["recipe"][k]]
+    """Refuse to resume a run under other settings, corpus, tokenizer or model, naming
+    every difference in one line."""
+    differing = _recipe_differences(saved["recipe"], wanted["recipe"])
     for part in ("corpus", "tokenizer", "model"):
         if saved.get(f"{part}_sha256") != wanted[f"{part}_sha256"]:
             differing.append(part if part != "model" else "model configuration")
+    _refuse(out_dir, differing)
+
+
+def check_same_recipe(out_dir: Path, saved: dict[str, Any], wanted: dict[str, Any]) -> None:
+    """The recipe part of :func:`check_same_run`, before anything is built or measured."""
+    _refuse(out_dir, _recipe_differences(saved, wanted))
+
+
+def _recipe_differences(saved: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    differing = [k for k in wanted if k != "preset" and saved.get(k) != wanted[k]]
+    if saved.get("preset") != wanted.get("preset"):
+        there, here = (r.get("preset") or "custom" for r in (saved, wanted))
+        differing.insert(0, f"recipe ({there} there, {here} here)")
+    return differing
+
+
+def _refuse(out_dir: Path, differing: list[str]) -> None:
     if differing:
         raise OptionError(
             f"{out_dir} holds checkpoints of a run with another {', '.join(differing)}: "

@@ -11,10 +11,13 @@ import click
 
 from posharness.base.errors import DataError, OptionError
 from posharness.cli.click_options import click_options, from_cli, include_option
+from posharness.models.pretrain.recipes import RECIPES
 from posharness.run.option_schema import DEVICE_HELP, Option, parse_model_args
 
 if TYPE_CHECKING:  # rich's bars and the console load when a command runs, not for --help
     from rich.progress import Progress
+
+RECIPE_NAMES = tuple(RECIPES)
 
 # posharness pretrain's options, declared once (posharness.run.option_schema.Option): the click
 # options come from this list, and those named like PretrainSettings fields fill it.
@@ -22,23 +25,40 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("name", None, "A zoo scheme, e.g. tupe-r.", flag="--model", metavar="NAME",
            required=True),
     Option("size", "mini", "tiny, mini, small or base.", show_default=True),
-    Option("corpus", None, "Plain text or WikiExtractor output (a file or a folder).", Path,
-           required=True),
-    Option("steps", None, "Optimizer steps.", int, required=True),
+    Option("corpus", None, "Plain text, WikiExtractor output or JSON lines (a file or a folder), "
+           "a saved or local `datasets` dataset, or hf:NAME[:CONFIG]; @SPLIT and #COLUMN may "
+           "follow (docs/pretraining.md).", Path, required=True),
+    Option("recipe", None, "A named recipe: " + ", ".join(RECIPE_NAMES) + " (docs/pretraining.md"
+           "); the options below override its settings.", metavar="NAME"),
+    Option("steps", None, "Optimizer steps [required without --recipe].", int, cli_default=None),
+    Option("plan_only", False, "Print the plan (steps, batch, tokens, estimated time) and stop.",
+           bool),
     Option("out", None, "Run folder (resumable) [default: NAME-SIZE in the runs folder, "
            "$POSHARNESS_RUNS or the user data folder, where --model NAME finds it].", Path),
     Option("tokenizer", None, "An existing WordPiece tokenizer [default: train one on the "
            "corpus].", metavar="DIR|HUB_ID"),
     Option("vocab_size", 30522, "Pieces when training one.", int, show_default=True),
     Option("batch_size", 32, "Sequences per optimizer step: the global batch, over every "
-           "process and accumulated micro-batch.", int, show_default=True),
+           "process and accumulated micro-batch [default: 32 or the recipe's].", int,
+           cli_default=None),
     Option("accumulation", 1, "Micro-batches each process adds up per step (per-device batch "
-           "= batch size / (accumulation x processes)).", int, show_default=True),
-    Option("block_size", 128, "Tokens per sequence.", int, show_default=True),
-    Option("learning_rate", 5e-4, "Peak AdamW rate (linear warmup, then decay).", float,
-           show_default=True),
-    Option("warmup_ratio", 0.06, "Share of --steps spent warming up.", float,
-           show_default=True),
+           "= batch size / (accumulation x processes)) [default: 1 or the recipe's].", int,
+           cli_default=None),
+    Option("block_size", 128, "Tokens per sequence [default: 128 or the recipe's].", int,
+           cli_default=None),
+    Option("long_block_size", None, "Tokens per sequence in a last phase, as BERT's 512 "
+           "(bert-base recipe).", int, cli_default=None),
+    Option("long_fraction", 0.1, "Share of --steps in that phase [default: 0.1].", float,
+           cli_default=None),
+    Option("learning_rate", 5e-4, "Peak AdamW rate [default: 5e-4 or the recipe's].", float,
+           cli_default=None),
+    Option("schedule", "linear", "linear (warm-up, then decay) or one-cycle (Cramming) "
+           "[default: linear or the recipe's].", choices=("linear", "one-cycle"),
+           cli_default=None),
+    Option("warmup_ratio", 0.06, "Share of --steps spent warming up [default: 0.06 or the "
+           "recipe's].", float, cli_default=None),
+    Option("mask_probability", 0.15, "Share of tokens masked [default: 0.15 or the recipe's].",
+           float, cli_default=None),
     Option("seed", 0, "Seed of the weights, the block order and the masking.", int,
            show_default=True),
     Option("save_every", 500, "Checkpoint interval.", int, show_default=True),
@@ -60,14 +80,12 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
 @include_option
 def pretrain(**values: Any) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
-    from dataclasses import fields
-
     from posharness.base.device import resolve_device
     from posharness.cli.console import console, err_console
-    from posharness.models.pretrain.loop import PretrainSettings
     from posharness.models.pretrain.workflow import pretrain_scheme
     from posharness.models.zoo.encoder.options import pe_options
 
+    given = {k for k, v in values.items() if v is not None and v != () and v is not False}
     values = from_cli(PRETRAIN_OPTIONS, values)
     name, size, out = values["name"], values["size"], values["out"]
     options = pe_options(name, values["model_args"] or {})
@@ -77,8 +95,7 @@ def pretrain(**values: Any) -> None:
             raise OptionError(
                 f"--{flag} is {dtype} autocast on CUDA; the device here is {device}: drop --{flag}"
             )
-    recipe = {f.name for f in fields(PretrainSettings)}
-    settings = PretrainSettings(**{k: v for k, v in values.items() if k in recipe})
+    settings, budget = _settings(values, given)
 
     from posharness.base.process import is_main_process
 
@@ -90,21 +107,64 @@ def pretrain(**values: Any) -> None:
         if main:
             err_console().print(f"run folder: {out}")
     bar, report, phase = pretraining_bar(f"{name} ({size})", settings.steps)
+    plan_only = values["plan_only"]
+
+    def announce(plan: Any) -> None:
+        if not main:
+            return
+        bar.update(bar.task_ids[0], total=plan.steps)
+        show = console() if plan_only else err_console()
+        for line in plan.lines():
+            show.print(line, highlight=False)
+
     arguments = (name, size, values["corpus"], out, settings, values["tokenizer"])
-    more = (values["vocab_size"], report, options, phase, values["prepared_dir"])
+    arguments += (values["vocab_size"],)
+    # The plan (and its measured warm-up) comes with a recipe or when asked for.
+    planned = plan_only or values["recipe"] is not None
+    planning = {"announce": announce if planned else None, "plan_only": plan_only}
+    planning["budget_hours"] = budget
     if not main:
-        pretrain_scheme(
-            *arguments, values["vocab_size"], None, options, None, values["prepared_dir"]
-        )
+        pretrain_scheme(*arguments, None, options, None, values["prepared_dir"], **planning)
         return
     with bar:
-        outcome = pretrain_scheme(*arguments, *more)
+        outcome = pretrain_scheme(
+            *arguments, report, options, phase, values["prepared_dir"], **planning
+        )
+    if outcome is None:  # --plan-only
+        return
     resumed = f", resumed from step {outcome.resumed_from}" if outcome.resumed_from else ""
     console().print(
         f"{name} ({size}): {outcome.steps_done} steps, final loss {outcome.final_loss:.4f}, "
         f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
         f"loss curve {outcome.curve_path}"
     )
+
+
+def _settings(values: dict[str, Any], given: set[str]) -> tuple[Any, float | None]:
+    """(settings, time budget in hours): the command's defaults, under the recipe's
+    values, under what the command line gave. A budget stands only while --steps is
+    not given; the step count then comes from the plan (``workflow._plan``)."""
+    from dataclasses import fields
+
+    from posharness.models.pretrain.loop import PretrainSettings
+    from posharness.models.pretrain.recipes import recipe
+
+    known = {f.name for f in fields(PretrainSettings)}
+    chosen = {k: v for k, v in values.items() if k in known}
+    budget = None
+    if values["recipe"] is not None:
+        preset = recipe(values["recipe"])
+        chosen |= preset.settings | {"preset": preset.name}
+        chosen |= {k: values[k] for k in given if k in known}
+        if "steps" not in given and preset.budget_hours is not None:
+            budget = preset.budget_hours
+            chosen["steps"] = 1  # a placeholder until the plan measures what fits
+    if chosen.get("steps") is None:
+        raise OptionError(
+            "--steps is required without --recipe: give --steps N or --recipe "
+            + "|".join(RECIPE_NAMES)
+        )
+    return PretrainSettings(**chosen), budget
 
 
 @click.command(name="prepare-corpus")

@@ -41,8 +41,9 @@ from posharness.models.pretrain.checkpoint import (
     save_checkpoint,
     vocabulary_identity,
 )
-from posharness.models.pretrain.corpus import BlockOrder, check_block_size, corpus_identity
+from posharness.models.pretrain.corpus import check_block_size, corpus_identity
 from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
+from posharness.models.pretrain.masking import mask_tokens, masked_lm_masker, step_seed
 from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 from posharness.models.pretrain.parallel import (
     gradients_wait,
@@ -51,7 +52,10 @@ from posharness.models.pretrain.parallel import (
     out_of_memory_hint,
     writes_files,
 )
+from posharness.models.pretrain.phases import PhasedBlocks, phases, tokens_seen, training_blocks
 
+SCHEDULES = ("linear", "one-cycle")
+SPARSE_ARGUMENT = "predict_only_masked"  # PEForMaskedLM.forward's sparse-prediction switch
 NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 
@@ -62,13 +66,19 @@ class PretrainSettings:
     steps: int
     batch_size: int = 32
     block_size: int = 128
+    long_block_size: int | None = None  # a last phase at this length (phases.py; BERT: 512)
+    long_fraction: float = 0.1  # the share of steps in that phase
     learning_rate: float = 5e-4
     warmup_ratio: float = 0.06
     warmup_steps: int | None = None  # overrides warmup_ratio when given
     weight_decay: float = 0.01
     adam_epsilon: float = 1e-6
+    adam_beta2: float = 0.999
     clip: float = 1.0
     mask_probability: float = 0.15
+    schedule: str = "linear"  # or "one-cycle" (recipes.py: Cramming's triangle)
+    dropout: bool = True  # False: pretrain with the model in eval mode (Cramming §4.3)
+    sparse_prediction: bool = False  # the MLM head only at masked positions (same loss)
     seed: int = 0
     save_every: int = 500
     log_every: int = 10
@@ -77,6 +87,7 @@ class PretrainSettings:
     fp16: bool = False  # float16 autocast with loss scaling (CUDA)
     keep_checkpoints: int | None = None  # None keeps every checkpoint-<step> folder
     accumulation: int = 1  # micro-batches per process per step; batch_size stays global
+    preset: str | None = None  # the named recipe these settings started from (recipes.py)
     compile: bool = False  # torch.compile (inductor) through accelerate
 
     def __post_init__(self) -> None:
@@ -90,6 +101,10 @@ class PretrainSettings:
             if value <= 0:
                 raise OptionError(f"--{name.replace('_', '-')} {value}: must be a positive integer")
         check_block_size(self.block_size)
+        if self.long_block_size is not None:
+            check_block_size(self.long_block_size)
+            if not 0 < self.long_fraction <= 1:
+                raise OptionError(f"--long-fraction {self.long_fraction}: must lie in (0, 1]")
         if not 0 < self.mask_probability < 1:
             raise OptionError(
                 f"--mask-probability {self.mask_probability}: must lie strictly between 0 and 1"
@@ -100,6 +115,8 @@ class PretrainSettings:
             raise OptionError(f"--warmup-ratio {self.warmup_ratio}: must lie in [0, 1)")
         if self.warmup_steps is not None and not 0 <= self.warmup_steps <= self.steps:
             raise OptionError(f"--warmup-steps {self.warmup_steps}: must lie in [0, --steps]")
+        if self.schedule not in SCHEDULES:
+            raise OptionError(f"--schedule {self.schedule!r}: choose {' or '.join(SCHEDULES)}")
         if self.bf16 and self.fp16:
             raise OptionError("--bf16 and --fp16 both given: choose one mixed precision")
         if self.keep_checkpoints is not None and self.keep_checkpoints < 1:
@@ -174,11 +191,18 @@ def pretrain(
     model = build_model(len(tokenizer))
     config = model_config(model)
     longest = config.get("max_position_embeddings")
-    if isinstance(longest, int) and settings.block_size > longest:
-        raise OptionError(
-            f"--block-size {settings.block_size} exceeds the model's max_position_embeddings "
-            f"{longest}: use a smaller --block-size or a model with more positions"
-        )
+    plan = phases(
+        settings.steps, settings.block_size, settings.long_block_size, settings.long_fraction
+    )
+    for flag, length in (
+        ("--block-size", settings.block_size),
+        ("--long-block-size", settings.long_block_size),
+    ):
+        if isinstance(longest, int) and length is not None and length > longest:
+            raise OptionError(
+                f"{flag} {length} exceeds the model's max_position_embeddings "
+                f"{longest}: use a smaller {flag} or a model with more positions"
+            )
     identity = {
         "recipe": settings.recipe(),
         "corpus_sha256": corpus_identity(corpus),
@@ -192,7 +216,16 @@ def pretrain(
         saved = saved | {"recipe": PretrainSettings.recipe_defaults() | saved["recipe"]}
         check_same_run(out_dir, saved, identity)
     with main_process_first(device):
-        blocks = _training_blocks(corpus, tokenizer, settings.block_size, prepared_root, identity)
+        blocks = PhasedBlocks(
+            plan,
+            {
+                p.block_size: training_blocks(
+                    corpus, tokenizer, p.block_size, prepared_root, identity["corpus_sha256"]
+                )
+                for p in plan
+            },
+            settings.seed,
+        )
     model.to(device)
     optimizer = _optimizer(model, settings)
     scheduler = _schedule(optimizer, settings)
@@ -220,19 +253,22 @@ def pretrain(
 
     masker = masked_lm_masker(tokenizer, settings.mask_probability)
     specials = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
-    order = BlockOrder(len(blocks), settings.seed)
-    takes_types = (
-        "token_type_ids" in inspect.signature(accelerator.unwrap_model(model).forward).parameters
-    )
+    accepted = inspect.signature(accelerator.unwrap_model(model).forward).parameters
+    takes_types = "token_type_ids" in accepted
+    if settings.sparse_prediction and SPARSE_ARGUMENT not in accepted:
+        raise OptionError(
+            f"--sparse-prediction: {type(accelerator.unwrap_model(model)).__name__} cannot "
+            "predict masked positions only (a zoo PEForMaskedLM can): drop the option"
+        )
     state = {"identity": identity, "launch": layout.record()}
 
-    model.train()
+    model.train(settings.dropout)  # eval mode: no dropout (the only train/eval difference)
     clock = time.perf_counter()
     window_loss = torch.zeros((), device=device)
     window_steps = 0
     for step in range(start + 1, settings.steps + 1):
-        ids = torch.from_numpy(blocks[order.batch(step - 1, settings.batch_size)]).long()
-        inputs, labels = mask_tokens(ids, masker, specials, _step_seed(settings.seed, step))
+        ids = torch.from_numpy(blocks.batch(step, settings.batch_size)).long()
+        inputs, labels = mask_tokens(ids, masker, specials, step_seed(settings.seed, step))
         masked_in_step = int((labels != -100).sum())
         micro_batches = layout.my_micro_batches(inputs)
         for index, rows in enumerate(micro_batches):
@@ -243,9 +279,11 @@ def pretrain(
             }
             if takes_types:
                 batch["token_type_ids"] = torch.zeros_like(inputs[rows])
+            if settings.sparse_prediction:
+                batch[SPARSE_ARGUMENT] = True
             last = index == len(micro_batches) - 1
             with out_of_memory_hint(layout, step), gradients_wait(accelerator, model, last):
-                out = model(**{k: v.to(device) for k, v in batch.items()})
+                out = model(**{k: _to(v, device) for k, v in batch.items()})
                 masked_here = int((batch["labels"] != -100).sum())
                 if masked_here:
                     loss = out.loss * layout.weight(masked_here, masked_in_step)
@@ -284,7 +322,7 @@ def pretrain(
             if progress is not None and writes:
                 progress(step, mean)
         if saving and writes:
-            tokens = step * settings.batch_size * settings.block_size
+            tokens = tokens_seen(plan, step, settings.batch_size)
             save_checkpoint(
                 out_dir,
                 step,
@@ -315,6 +353,10 @@ def pretrain(
     )
 
 
+def _to(value: Any, device: str) -> Any:
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
 def _earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:
     """The launches recorded by the parts of this run before ``start`` (resumes)."""
     if start == 0 or not log_path.exists():
@@ -322,28 +364,6 @@ def _earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:
     from posharness.models.pretrain.log import read_log
 
     return [s for s in read_log(log_path).get("sessions", []) if s["from_step"] < start]
-
-
-def masked_lm_masker(tokenizer: Any, probability: float) -> Any:
-    """BERT's masking: ``probability`` of the non-special tokens, 80/10/10."""
-    from transformers import DataCollatorForLanguageModeling
-
-    return DataCollatorForLanguageModeling(
-        tokenizer, mlm_probability=probability, mask_replace_prob=0.8, random_replace_prob=0.1
-    )
-
-
-def mask_tokens(
-    ids: torch.Tensor, masker: Any, specials: torch.Tensor, seed: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(inputs, labels) for one batch; the draw depends on ``seed`` alone, not on history."""
-    masker.generator = masker.get_generator(seed)
-    return masker.torch_mask_tokens(ids.clone(), torch.isin(ids, specials))
-
-
-def _step_seed(seed: int, step: int) -> int:
-    """The masking seed of one step (stream 0; the block order draws from stream 1)."""
-    return int(np.random.SeedSequence([seed, 0, step]).generate_state(1)[0])
 
 
 def _seed_everything(seed: int) -> None:
@@ -361,32 +381,22 @@ def _optimizer(model: nn.Module, settings: PretrainSettings) -> torch.optim.Opti
         {"params": decay, "weight_decay": settings.weight_decay},
         {"params": no_decay, "weight_decay": 0.0},
     ]
+    adam = {
+        "lr": settings.learning_rate,
+        "eps": settings.adam_epsilon,
+        "betas": (0.9, settings.adam_beta2),
+    }
     try:  # one kernel over all parameters (CPU and CUDA); the loop is the fallback
-        return torch.optim.AdamW(
-            groups, lr=settings.learning_rate, eps=settings.adam_epsilon, fused=True
-        )
+        return torch.optim.AdamW(groups, **adam, fused=True)
     except (RuntimeError, ValueError):
-        return torch.optim.AdamW(groups, lr=settings.learning_rate, eps=settings.adam_epsilon)
+        return torch.optim.AdamW(groups, **adam)
 
 
 def _schedule(optimizer: torch.optim.Optimizer, settings: PretrainSettings) -> Any:
+    if settings.schedule == "one-cycle":
+        from posharness.models.pretrain.recipes import one_cycle_schedule
+
+        return one_cycle_schedule(optimizer, settings.steps)
     from transformers import get_linear_schedule_with_warmup
 
     return get_linear_schedule_with_warmup(optimizer, settings.warmup, settings.steps)
-
-
-def _training_blocks(
-    corpus: Path, tokenizer: Any, block_size: int, root: Path | None, identity: dict[str, Any]
-) -> np.ndarray:
-    """The packed corpus as a memory map, prepared once under ``root`` (shared by every
-    scheme and seed that uses this corpus, tokenizer and block size; ``prepared.py``)."""
-    from posharness.models.pretrain.prepared import prepare_corpus
-
-    if root is None:
-        from posharness.models.zoo.checkpoints import runs_root
-
-        root = runs_root() / "corpora"
-    prepared = prepare_corpus(
-        corpus, tokenizer, block_size, root, corpus_sha256=identity["corpus_sha256"]
-    )
-    return prepared.blocks()

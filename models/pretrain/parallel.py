@@ -9,7 +9,7 @@ accumulation only decide how that batch is computed:
 
 Every process draws the same global batch for a step (the block order and the masking
 are functions of the seed and the global step alone, ``corpus.BlockOrder`` and
-``loop._step_seed``), masks all of it, and keeps its own ``accumulation`` micro-batches.
+``masking.step_seed``), masks all of it, and keeps its own ``accumulation`` micro-batches.
 Each micro-batch's mean loss is weighted by its share of the global batch's masked
 tokens, so the gradient DDP averages is exactly the gradient of the global batch's mean
 masked-LM loss, whatever the split (:meth:`Layout.weight`). Hence a run resumes on

@@ -29,6 +29,9 @@ def pretrain_scheme(
     options: dict[str, Any] | None = None,
     phase: Callable[[str], None] | None = None,
     prepared_root: Path | None = None,
+    announce: Callable[[Any], None] | None = None,
+    plan_only: bool = False,
+    budget_hours: float | None = None,
 ) -> Any:
     """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
 
@@ -37,6 +40,10 @@ def pretrain_scheme(
     ``phase(label)`` names the long steps before the first optimizer step (training the
     tokenizer, reading the corpus), which otherwise look like a stalled bar.
     ``prepared_root``: where the tokenised corpus is kept (``prepared.py``).
+    ``announce(plan)`` is shown the run's plan (``plan.py``) before training, which then
+    stops there if ``plan_only`` (returning None). ``budget_hours``: the step count is
+    what fits that time at the measured speed (``settings.steps`` is then ignored), or a
+    resumed run's own.
     """
     from transformers.utils import logging as hf_logging
 
@@ -48,7 +55,8 @@ def pretrain_scheme(
         raise OptionError(f"unknown PE model {name!r}: pick one of {', '.join(NAMED_MODELS)}")
     options = dict(options or {})
     # An unknown size or a bad option fails before the corpus is read.
-    positions = max(settings.block_size, config_for(name, size).max_position_embeddings)
+    longest = max(settings.block_size, settings.long_block_size or 0)
+    positions = max(longest, config_for(name, size).max_position_embeddings)
     positions = options.pop("max_position_embeddings", positions)
     config_for(name, size, max_position_embeddings=positions, **options)
     _refuse_untrained_positions(name, options)
@@ -84,7 +92,80 @@ def pretrain_scheme(
         )
         return PEForMaskedLM(config)
 
+    if announce is not None or budget_hours is not None:
+        settings, plan = _plan(build, len(tokenizer), settings, out_dir, budget_hours)
+        if announce is not None:
+            announce(plan)
+        if plan_only:
+            return None
     return pretrain(build, tokenizer, corpus, out_dir, settings, progress, prepared_root)
+
+
+def _plan(
+    build: Callable[[int], Any],
+    vocabulary: int,
+    settings: Any,
+    out_dir: Path,
+    budget_hours: float | None,
+) -> tuple[Any, Any]:
+    """(settings with the budget's step count, the plan), from a warm-up the main
+    process measures on a throwaway copy of the model (``plan.py``)."""
+    from dataclasses import replace
+
+    import torch
+
+    from posharness.base.device import resolve_device
+    from posharness.base.distributed import main_decides
+    from posharness.base.process import process_device
+    from posharness.models.pretrain.checkpoint import check_same_recipe, latest_checkpoint
+    from posharness.models.pretrain.parallel import layout_for
+    from posharness.models.pretrain.phases import phases, tokens_seen
+    from posharness.models.pretrain.plan import (
+        PretrainPlan,
+        measure_step_seconds,
+        steps_for_budget,
+    )
+
+    device = process_device(resolve_device(settings.device))
+    layout = layout_for(settings.batch_size, settings.accumulation)
+
+    def measure() -> float:
+        with torch.random.fork_rng(devices=[device] if device.startswith("cuda") else []):
+            model = build(vocabulary).to(device)
+            model.train(settings.dropout)
+            return measure_step_seconds(
+                model,
+                layout,
+                settings.block_size,
+                vocabulary,
+                device,
+                settings.mask_probability,
+                settings.sparse_prediction,
+            )
+
+    latest = latest_checkpoint(out_dir)
+    if latest is not None:  # a resume: its step count, and a refusal before any warm-up
+        saved = type(settings).recipe_defaults() | latest.state["identity"]["recipe"]
+        if budget_hours is not None:
+            settings = replace(settings, steps=saved["steps"])
+        check_same_recipe(out_dir, saved, settings.recipe())
+    seconds = main_decides(measure)
+    if budget_hours is not None and latest is None:
+        settings = replace(settings, steps=steps_for_budget(budget_hours, seconds))
+    plan = phases(
+        settings.steps, settings.block_size, settings.long_block_size, settings.long_fraction
+    )
+    return settings, PretrainPlan(
+        preset=settings.preset,
+        steps=settings.steps,
+        layout=layout,
+        phases=plan,
+        tokens=tokens_seen(plan, settings.steps, settings.batch_size),
+        seconds_per_step=seconds,
+        device=device,
+        out_dir=out_dir,
+        save_every=settings.save_every,
+    )
 
 
 def _refuse_untrained_positions(name: str, options: dict[str, Any]) -> None:

@@ -55,9 +55,15 @@ class PEForMaskedLM(PEPreTrainedModel):
         output_attentions: bool = False,
         output_hidden_states: bool = False,
         return_dict: bool = True,
+        predict_only_masked: bool = False,
         **kwargs: object,
     ) -> MaskedLMOutput | tuple:
-        """``labels`` [B, n]: token ids to predict, -100 where no loss is taken."""
+        """``labels`` [B, n]: token ids to predict, -100 where no loss is taken.
+
+        ``predict_only_masked`` (with ``labels``): the head runs on the masked positions
+        alone, and ``logits`` is [masked, vocab] in row-major order of the positions.
+        Cramming's "sparse prediction" (Geiping & Goldstein 2022, §4.3): the same loss,
+        without the vocabulary projection of the ~85 % of positions that carry none."""
         out = self.pe(
             input_ids,
             attention_mask,
@@ -66,7 +72,11 @@ class PEForMaskedLM(PEPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
         )
-        logits = self.cls(out.last_hidden_state)
+        hidden = out.last_hidden_state
+        if predict_only_masked and labels is not None:
+            chosen = labels != -100
+            hidden, labels = hidden[chosen], labels[chosen]
+        logits = self.cls(hidden)
         loss = None
         if labels is not None:
             loss = F.cross_entropy(
