@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from posharness.base.errors import DataError, OptionError
+from posharness.models.pretrain.card import write_card
 
 STATE_NAME = "trainer_state.json"
 STATE_FORMAT = "posharness-pretrain-state/1"
@@ -73,8 +74,10 @@ def save_checkpoint(
     scheduler: Any,
     state: dict[str, Any],
     keep: int | None = None,
+    card: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``checkpoint-<step>`` atomically, then drop all but the newest ``keep``."""
+    """Write ``checkpoint-<step>`` atomically, then drop all but the newest ``keep``.
+    ``card``: the facts of its model card (``card.py``), written inside the folder."""
     out_dir = Path(out_dir)
     for stale in out_dir.glob(".checkpoint-*.tmp"):  # left by a killed run
         shutil.rmtree(stale, ignore_errors=True)
@@ -86,6 +89,8 @@ def save_checkpoint(
     torch.save(_rng_state(), tmp / "rng_state.pth")
     document = {"format": STATE_FORMAT, **state, "step": step}
     (tmp / STATE_NAME).write_text(json.dumps(document, indent=1) + "\n")
+    if card is not None:
+        write_card(tmp, card)
     target = _install(tmp, out_dir / f"checkpoint-{step}")
     if keep is not None:
         for _, old in _checkpoints(out_dir)[:-keep]:
@@ -93,12 +98,21 @@ def save_checkpoint(
     return target
 
 
-def publish_final(out_dir: Path, model: nn.Module, tokenizer: Any) -> Path:
-    """``out_dir/final``: the trained model and tokenizer, for ``from_pretrained``."""
+def publish_final(
+    out_dir: Path,
+    model: nn.Module,
+    tokenizer: Any,
+    card: dict[str, Any] | None = None,
+    curve: Path | None = None,
+) -> Path:
+    """``out_dir/final``: the trained model and tokenizer, for ``from_pretrained``, with
+    its card (``card.py``) and loss curve."""
     tmp = Path(out_dir) / f".{FINAL_NAME}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(str(tmp))
     tokenizer.save_pretrained(str(tmp))
+    if card is not None:
+        write_card(tmp, card, curve)
     return _install(tmp, Path(out_dir) / FINAL_NAME)
 
 

@@ -159,3 +159,10 @@ def recipe_differences(documents: Sequence[Mapping[str, Any]]) -> list[str]:
     if len({d.get("corpus", {}).get("sha256") for d in documents}) > 1:
         differing.append("corpus")
     return differing
+
+
+def earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:
+    """The launches recorded by the parts of this run before ``start`` (resumes)."""
+    if start == 0 or not log_path.exists():
+        return []
+    return [s for s in read_log(log_path).get("sessions", []) if s["from_step"] < start]

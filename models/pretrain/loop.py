@@ -31,6 +31,7 @@ from torch import nn
 
 from posharness.base.errors import OptionError
 from posharness.base.faults import kill_point
+from posharness.models.pretrain.card import card_facts
 from posharness.models.pretrain.checkpoint import (
     FINAL_NAME,
     check_same_run,
@@ -42,8 +43,16 @@ from posharness.models.pretrain.checkpoint import (
     vocabulary_identity,
 )
 from posharness.models.pretrain.corpus import check_block_size, corpus_identity
-from posharness.models.pretrain.log import CURVE_NAME, LOG_NAME, NOT_RECIPE, LossLog, LossRecord
+from posharness.models.pretrain.log import (
+    CURVE_NAME,
+    LOG_NAME,
+    NOT_RECIPE,
+    LossLog,
+    LossRecord,
+    earlier_sessions,
+)
 from posharness.models.pretrain.masking import mask_tokens, masked_lm_masker, step_seed
+from posharness.models.pretrain.optimizer import build_optimizer, build_schedule
 from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 from posharness.models.pretrain.parallel import (
     gradients_wait,
@@ -56,7 +65,6 @@ from posharness.models.pretrain.phases import PhasedBlocks, phases, tokens_seen,
 
 SCHEDULES = ("linear", "one-cycle")
 SPARSE_ARGUMENT = "predict_only_masked"  # PEForMaskedLM.forward's sparse-prediction switch
-NO_DECAY = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
 
 
 @dataclass(frozen=True)
@@ -227,8 +235,8 @@ def pretrain(
             settings.seed,
         )
     model.to(device)
-    optimizer = _optimizer(model, settings)
-    scheduler = _schedule(optimizer, settings)
+    optimizer = build_optimizer(model, settings)
+    scheduler = build_schedule(optimizer, settings)
     start, seconds_before = 0, 0.0
     if latest is not None:
         load_training_state(latest.path, model, optimizer, scheduler, device)
@@ -237,7 +245,7 @@ def pretrain(
     model, optimizer = accelerator.prepare(model, optimizer)
 
     log_path = out_dir / LOG_NAME
-    sessions = _earlier_sessions(log_path, start) + [
+    sessions = earlier_sessions(log_path, start) + [
         {"from_step": start, **layout.record(), "device": device.split(":")[0]}
     ]
     header = {
@@ -262,6 +270,13 @@ def pretrain(
         )
     state = {"identity": identity, "launch": layout.record()}
 
+    def card(step: int, seconds: float) -> dict[str, Any]:  # what a checkpoint's card says
+        tokens = tokens_seen(plan, step, settings.batch_size)
+        corpus_sha = identity["corpus_sha256"]
+        return card_facts(
+            settings, config, corpus, corpus_sha, sessions, step, tokens, seconds, log.records
+        )
+
     model.train(settings.dropout)  # eval mode: no dropout (the only train/eval difference)
     clock = time.perf_counter()
     window_loss = torch.zeros((), device=device)
@@ -283,7 +298,9 @@ def pretrain(
                 batch[SPARSE_ARGUMENT] = True
             last = index == len(micro_batches) - 1
             with out_of_memory_hint(layout, step), gradients_wait(accelerator, model, last):
-                out = model(**{k: _to(v, device) for k, v in batch.items()})
+                out = model(
+                    **{k: v.to(device) if k != SPARSE_ARGUMENT else v for k, v in batch.items()}
+                )
                 masked_here = int((batch["labels"] != -100).sum())
                 if masked_here:
                     loss = out.loss * layout.weight(masked_here, masked_in_step)
@@ -332,15 +349,17 @@ def pretrain(
                 scheduler,
                 state | {"step": step, "seconds": seconds, "tokens_seen": tokens},
                 keep=settings.keep_checkpoints,
+                card=card(step, seconds),
             )
     elapsed = time.perf_counter() - clock
 
     final, curve = out_dir / FINAL_NAME, out_dir / CURVE_NAME
     if writes:
-        final = publish_final(out_dir, accelerator.unwrap_model(model), tokenizer)
         from posharness.models.pretrain.log import plot_loss
 
         curve = plot_loss(log.path, curve)
+        facts = card(settings.steps, log.records[-1].seconds if log.records else 0.0)
+        final = publish_final(out_dir, accelerator.unwrap_model(model), tokenizer, facts, curve)
     accelerator.wait_for_everyone()  # the others return once the final model is in place
     return PretrainOutcome(
         steps_done=settings.steps,
@@ -357,46 +376,7 @@ def _to(value: Any, device: str) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def _earlier_sessions(log_path: Path, start: int) -> list[dict[str, Any]]:
-    """The launches recorded by the parts of this run before ``start`` (resumes)."""
-    if start == 0 or not log_path.exists():
-        return []
-    from posharness.models.pretrain.log import read_log
-
-    return [s for s in read_log(log_path).get("sessions", []) if s["from_step"] < start]
-
-
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also every CUDA device: initial weights and dropout
-
-
-def _optimizer(model: nn.Module, settings: PretrainSettings) -> torch.optim.Optimizer:
-    decay, no_decay = [], []
-    for name, parameter in model.named_parameters():
-        if parameter.requires_grad:
-            (no_decay if name.endswith(NO_DECAY) else decay).append(parameter)
-    groups = [
-        {"params": decay, "weight_decay": settings.weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
-    ]
-    adam = {
-        "lr": settings.learning_rate,
-        "eps": settings.adam_epsilon,
-        "betas": (0.9, settings.adam_beta2),
-    }
-    try:  # one kernel over all parameters (CPU and CUDA); the loop is the fallback
-        return torch.optim.AdamW(groups, **adam, fused=True)
-    except (RuntimeError, ValueError):
-        return torch.optim.AdamW(groups, **adam)
-
-
-def _schedule(optimizer: torch.optim.Optimizer, settings: PretrainSettings) -> Any:
-    if settings.schedule == "one-cycle":
-        from posharness.models.pretrain.recipes import one_cycle_schedule
-
-        return one_cycle_schedule(optimizer, settings.steps)
-    from transformers import get_linear_schedule_with_warmup
-
-    return get_linear_schedule_with_warmup(optimizer, settings.warmup, settings.steps)

@@ -102,20 +102,3 @@ def recipe(name: str) -> Recipe:
         raise OptionError(
             f"--recipe {name!r} does not exist: choose one of {', '.join(RECIPES)}"
         ) from None
-
-
-def one_cycle_schedule(optimizer: Any, steps: int) -> Any:
-    """Cramming's triangular one-cycle rate (Geiping & Goldstein 2022, §4.3): from a
-    quarter of the peak, up linearly to the peak at 75 % of the steps, then linearly down
-    to zero at the last step. The paper runs it on elapsed time within the budget; here
-    on steps, so a resumed or re-launched run follows the same curve."""
-    from torch.optim.lr_scheduler import LambdaLR
-
-    start, falling = 0.25, 0.25
-
-    def factor(step: int) -> float:
-        progress = step / steps
-        rising = start + progress * (1 - start) / (1 - falling)
-        return max(0.0, min(rising, (1 - progress) / falling))
-
-    return LambdaLR(optimizer, factor)

@@ -19,25 +19,12 @@ from posharness.base.errors import OptionError
 from posharness.models.pretrain.loop import pretrain
 from posharness.models.pretrain.parallel import Layout, layout_for
 from tests.unit.core.test_data_parallel import free_port
-from tests.unit.models.pretrain.test_pretrain_corpus import toy_corpus
 from tests.unit.models.pretrain.test_pretrain_loop import losses, settings, tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
 STEPS = 6
 NO_DROPOUT = ("hidden_dropout_prob=0", "attention_probs_dropout_prob=0")
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    return toy_corpus(tmp_path_factory.mktemp("corpus"))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(corpus, tmp_path_factory):
-    from posharness.models.pretrain.vocab import tokenizer_for
-
-    return tokenizer_for(None, corpus, 100, tmp_path_factory.mktemp("vocab"))
 
 
 def run_pretrain(

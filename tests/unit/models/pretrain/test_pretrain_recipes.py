@@ -11,24 +11,12 @@ import torch
 
 from posharness.cli import main
 from posharness.models.pretrain.loop import PretrainSettings, pretrain
+from posharness.models.pretrain.optimizer import one_cycle_schedule
 from posharness.models.pretrain.phases import Phase, phases, tokens_seen
-from posharness.models.pretrain.recipes import RECIPES, one_cycle_schedule
-from tests.unit.models.pretrain.test_pretrain_corpus import toy_corpus
+from posharness.models.pretrain.recipes import RECIPES
 from tests.unit.models.pretrain.test_pretrain_loop import losses, settings, tiny_bert
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    return toy_corpus(tmp_path_factory.mktemp("corpus"))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(corpus, tmp_path_factory):
-    from posharness.models.pretrain.vocab import tokenizer_for
-
-    return tokenizer_for(None, corpus, 100, tmp_path_factory.mktemp("vocab"))
 
 
 def zoo_model(vocabulary: int, pad: int = 0):
