@@ -147,3 +147,23 @@ def test_each_micro_batch_is_weighted_by_its_share_of_the_masked_tokens():
     # Means of 3 and 5 masked tokens out of 16, DDP dividing by 2: 2*(3+5)/16 per process.
     assert layout.weight(3, 16) == pytest.approx(3 * 2 / 16)
     assert Layout(8, 1, 1, 0).weight(16, 16) == 1.0  # one process: the loss untouched
+
+
+def test_out_of_device_memory_suggests_the_same_global_batch_by_accumulation(
+    tokenizer, corpus, tmp_path
+):
+    def build(vocabulary: int):
+        model = tiny_bert(vocabulary)
+
+        def exhausted(**batch):
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+        model.forward = exhausted
+        return model
+
+    with pytest.raises(OptionError) as refused:
+        pretrain(build, tokenizer, corpus, tmp_path / "run", settings(accumulation=2))
+    message = str(refused.value)
+    assert "out of device memory at step 1 with a per-device batch of 4" in message
+    assert "keep --batch-size 8 and raise --accumulation to 4 (per-device batch 2" in message
+    assert "\n" not in message
