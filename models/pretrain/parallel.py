@@ -106,10 +106,17 @@ def accelerator(device: str, mixed_precision: str, compile_model: bool) -> Any:
     (gloo unless ``device`` is CUDA), wraps the model in DDP under a launch, and owns
     autocast and fp16 loss scaling. Placement stays ours (``device_placement=False``):
     the loop moves the model to the device the run resolved, as a single process did."""
+    import os
+
     from accelerate import Accelerator
 
     from posharness.base.distributed import state
 
+    if os.environ.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true"):
+        raise OptionError(
+            "posharness pretrain does not run under FSDP yet (its checkpoints are written "
+            "from the whole model): launch without --use_fsdp; DDP fits the zoo's sizes"
+        )
     if launched():
         state(device)  # the process group, on the backend the run's device needs
     return Accelerator(

@@ -167,3 +167,11 @@ def test_out_of_device_memory_suggests_the_same_global_batch_by_accumulation(
     assert "out of device memory at step 1 with a per-device batch of 4" in message
     assert "keep --batch-size 8 and raise --accumulation to 4 (per-device batch 2" in message
     assert "\n" not in message
+
+
+def test_an_fsdp_launch_is_refused_in_one_line(monkeypatch):
+    from posharness.models.pretrain.parallel import accelerator
+
+    monkeypatch.setenv("ACCELERATE_USE_FSDP", "true")
+    with pytest.raises(OptionError, match="does not run under FSDP yet"):
+        accelerator("cpu", "no", False)
