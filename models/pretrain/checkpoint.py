@@ -169,9 +169,16 @@ def check_same_run(out_dir: Path, saved: dict[str, Any], wanted: dict[str, Any])
     """Refuse to resume a run under other settings, corpus, tokenizer or model, naming
     every difference in one line."""
     differing = _recipe_differences(saved["recipe"], wanted["recipe"])
+    named = {"corpus": "corpus_name", "model": "scheme"}  # shown when they differ
     for part in ("corpus", "tokenizer", "model"):
         if saved.get(f"{part}_sha256") != wanted[f"{part}_sha256"]:
-            differing.append(part if part != "model" else "model configuration")
+            label = named.get(part)
+            there, here = saved.get(label), wanted.get(label)
+            if label and there is not None and there != here:
+                word = "scheme" if part == "model" else part
+                differing.append(f"{word} ({there} there, {here} here)")
+            else:
+                differing.append(part if part != "model" else "model configuration")
     _refuse(out_dir, differing)
 
 

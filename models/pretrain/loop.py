@@ -216,6 +216,9 @@ def pretrain(
         "corpus_sha256": corpus_identity(corpus),
         "tokenizer_sha256": vocabulary_identity(tokenizer),
         "model_sha256": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest(),
+        # Not compared (the hashes are): they name what differs when a resume is refused.
+        "scheme": config.get("scheme") or config.get("model_type"),
+        "corpus_name": Path(str(corpus)).name,
     }
     latest = latest_checkpoint(out_dir)
     if latest is not None:

@@ -54,3 +54,22 @@ def test_every_checkpoint_has_a_card_and_the_card_is_not_the_model(tokenizer, co
     assert checkpoint_fingerprint(bare, None, "float32", "sdpa") == checkpoint_fingerprint(
         outcome.checkpoint, None, "float32", "sdpa"
     )
+
+
+def test_a_resume_under_another_scheme_or_corpus_names_both(tokenizer, corpus, tmp_path):
+    from posharness.base.errors import OptionError
+    from posharness.models.zoo.encoder import PEForMaskedLM, config_for
+
+    def scheme(name):
+        return lambda vocabulary: PEForMaskedLM(
+            config_for(name, "tiny", vocab_size=vocabulary, pad_token_id=tokenizer.pad_token_id)
+        )
+
+    run, prepared = tmp_path / "run", tmp_path / "corpora"
+    pretrain(scheme("tupe-r"), tokenizer, corpus, run, settings(steps=2), None, prepared)
+    with pytest.raises(OptionError, match=r"another scheme \(tupe-r there, rope here\)"):
+        pretrain(scheme("rope"), tokenizer, corpus, run, settings(steps=2), None, prepared)
+    other = tmp_path / "other.txt"
+    other.write_text(corpus.read_text() + "\n\nOne more document at the end.\n")
+    with pytest.raises(OptionError, match=rf"another corpus \({corpus.name} there, other.txt"):
+        pretrain(scheme("tupe-r"), tokenizer, other, run, settings(steps=2), None, prepared)
