@@ -4,7 +4,9 @@ Positional encodings are compared after pretraining each under the same recipe a
 (docs/pretraining.md: the protocol, not the size, must match the papers). The recipe is BERT's
 without next-sentence prediction: 15 % of tokens masked, 80/10/10 ([MASK]/random/kept;
 ``DataCollatorForLanguageModeling``), AdamW without decay on biases and LayerNorm, linear
-warmup and decay, gradient clipping, and bf16 autocast on CUDA when asked for.
+warmup and decay, gradient clipping, and bf16 autocast on CUDA when asked for. A named
+recipe (``recipes.py``) changes the values, not the shape; a data-parallel launch
+(``parallel.py``) changes how a step is computed, not what it computes.
 
 A run is a pure function of its settings, corpus, tokenizer and model: the block order comes from
 a generator seeded per epoch and the masking from one seeded per step, so neither depends
@@ -288,7 +290,7 @@ def pretrain(
         ids = torch.from_numpy(blocks.batch(step, settings.batch_size)).long()
         inputs, labels = mask_tokens(ids, masker, specials, step_seed(settings.seed, step))
         masked_in_step = int((labels != -100).sum())
-        micro_batches = layout.my_micro_batches(inputs)
+        micro_batches = layout.my_micro_batches()
         for index, rows in enumerate(micro_batches):
             batch = {
                 "input_ids": inputs[rows],
@@ -301,9 +303,7 @@ def pretrain(
                 batch[SPARSE_ARGUMENT] = True
             last = index == len(micro_batches) - 1
             with out_of_memory_hint(layout, step), gradients_wait(accelerator, model, last):
-                out = model(
-                    **{k: v.to(device) if k != SPARSE_ARGUMENT else v for k, v in batch.items()}
-                )
+                out = model(**{k: _to(v, device) for k, v in batch.items()})
                 masked_here = int((batch["labels"] != -100).sum())
                 if masked_here:
                     loss = out.loss * layout.weight(masked_here, masked_in_step)

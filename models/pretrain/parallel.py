@@ -48,7 +48,7 @@ class Layout:
     def per_device_batch(self) -> int:
         return self.global_batch // (self.accumulation * self.world_size)
 
-    def my_micro_batches(self, rows: torch.Tensor) -> list[slice]:
+    def my_micro_batches(self) -> list[slice]:
         """Slices of the global batch's rows this process computes, in order: the
         ``accumulation`` consecutive micro-batches after those of lower ranks."""
         size = self.per_device_batch

@@ -143,7 +143,7 @@ def test_a_global_batch_the_launch_cannot_split_names_the_accumulations_that_can
 def test_each_micro_batch_is_weighted_by_its_share_of_the_masked_tokens():
     layout = Layout(global_batch=8, accumulation=2, world_size=2, rank=1)
     rows = torch.arange(8)
-    assert [rows[s].tolist() for s in layout.my_micro_batches(rows)] == [[4, 5], [6, 7]]
+    assert [rows[s].tolist() for s in layout.my_micro_batches()] == [[4, 5], [6, 7]]
     # Means of 3 and 5 masked tokens out of 16, DDP dividing by 2: 2*(3+5)/16 per process.
     assert layout.weight(3, 16) == pytest.approx(3 * 2 / 16)
     assert Layout(8, 1, 1, 0).weight(16, 16) == 1.0  # one process: the loss untouched
