@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from posharness.plugins import tasks
 from posharness.tasks.geometry.locality_symmetry import LocalitySymmetry
+from posharness.tasks.geometry.position_properties import PositionProperties
 from posharness.tasks.geometry.toeplitz import Toeplitz
 
 TASKS = {"locality_symmetry": LocalitySymmetry, "toeplitz": Toeplitz}
 GROUPS = {"geometry": tuple(TASKS)}
+# Wang et al.'s properties read no probe; kept out of the ``geometry`` group so the group's
+# runs (and the boards built from them) stay as they were.
+TASKS["position_properties"] = PositionProperties
 
 for _name, _task in TASKS.items():
     tasks.add(_name, _task)
