@@ -1,0 +1,270 @@
+"""``passkey``: LongEmbed's passkey retrieval (Zhu et al. 2024) for any encoder used as an
+embedder — per length L, 50 queries against 100 documents of exactly L tokens, retrieval
+by cosine of pooled embeddings, nDCG@1 per length and its mean over lengths.
+
+A length the model cannot take (above its ``max_length``, special tokens included) is not
+applicable: no number for it, the reason in ``details["not_applicable"]`` — never a zero,
+which would read as a model that failed. The main metric is the mean over the lengths that
+were scored (``settings["lengths_scored"]``); with equal queries per length it is also the
+mean of every query's nDCG@1, so ``compare`` tests it on the examples. See
+docs/tasks/length.md.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from posharness.base.errors import OptionError
+from posharness.contracts.adapter import HIDDEN, mode_identity
+from posharness.contracts.examples import Example
+from posharness.contracts.metric_types import MEAN_BINARY
+from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
+from posharness.contracts.task_options import TaskOption
+from posharness.storage.hashing import hash_file, hash_obj
+from posharness.tasks.length.passkey_set import (
+    GENERATOR_VERSION,
+    LengthDraw,
+    assemble,
+    draw,
+    filler_sentences,
+    parse_lengths,
+    passkey_sentence,
+)
+from posharness.tasks.length.retrieval import POOLINGS, cosine_scores, pool, relevant_ranks
+
+if TYPE_CHECKING:
+    from posharness.contracts.adapter import ModelAdapter
+
+SET_KIND = "passkey-set"
+EMBEDDING_KIND = "passkey-embeddings"
+DEFAULT_LENGTHS = "64,128,256,512"
+MAIN = "ndcg_at_1"
+
+
+def length_metric(length: int) -> str:
+    return f"{MAIN}_len{length}"
+
+
+def reference_text():
+    """The embedded reference corpus the filler comes from (the modes' default corpus)."""
+    from posharness.models.decompose.reference import EMBEDDED_CORPUS
+
+    return EMBEDDED_CORPUS
+
+
+class Passkey:
+    spec = TaskSpec(
+        name="passkey",
+        version="1",
+        kind="length-retrieval",
+        description="Passkey retrieval by embedding at several lengths (LongEmbed, Zhu 2024)",
+        main_metric=MAIN,
+        headline_metrics=(MAIN,),
+        needs=frozenset({HIDDEN}),
+        data_source="synthetic: passkey sentences in the embedded reference text",
+        options=(
+            TaskOption("lengths", DEFAULT_LENGTHS, "Document lengths in tokens, specials in."),
+            TaskOption("documents", 100, "Candidate documents per length (one per person)."),
+            TaskOption("queries", 50, "Queries per length (--limit caps them)."),
+            TaskOption("pooling", "mean", "Embedding: mean of the real tokens' states, or cls."),
+        ),
+        metric_types={MAIN: MEAN_BINARY},
+    )
+
+    def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
+        lengths = parse_lengths(ctx.options["lengths"])
+        pooling = str(ctx.options["pooling"])
+        if pooling not in POOLINGS:
+            raise OptionError(
+                f"--task-arg passkey.pooling={pooling}: unknown pooling, expected one of "
+                f"{', '.join(POOLINGS)}"
+            )
+        documents, queries = int(ctx.options["documents"]), int(ctx.options["queries"])
+        if ctx.limit is not None:
+            queries = min(queries, ctx.limit)
+        built, skipped = build_set(model, ctx, lengths, documents, queries)
+        if not built:
+            reasons = "; ".join(f"{length}: {why}" for length, why in skipped.items())
+            raise OptionError(
+                f"passkey: no length in {','.join(map(str, lengths))} applies to "
+                f"{model.spec} ({reasons}); pass --task-arg passkey.lengths= with lengths up "
+                f"to {model.max_length}"
+            )
+        metrics: dict[str, Metric] = {}
+        examples: list[Example] = []
+        per_length: dict[str, Any] = {}
+        for length, (picks, doc_ids, depths) in built.items():
+            query_vectors, doc_vectors = embed(model, ctx, picks, doc_ids, pooling, length)
+            relevant = np.asarray(picks.asked)
+            similarity = cosine_scores(query_vectors, doc_vectors)
+            ranks = relevant_ranks(similarity, relevant)
+            scores = (ranks == 1).astype(np.float64)  # nDCG@1 with one relevant document
+            top = similarity.argmax(axis=1)
+            name = length_metric(length)
+            metrics[name] = Metric(float(scores.mean()), stderr=_stderr(scores), n=len(scores))
+            per_length[str(length)] = {
+                "ndcg_at_1": float(scores.mean()),
+                "mean_rank": float(ranks.mean()),
+                "mean_depth": float(np.mean(depths)),
+            }
+            for q, document in enumerate(picks.asked):
+                examples.append(
+                    Example(
+                        id=f"L{length}-q{q:03d}",
+                        label=int(document),
+                        prediction=int(top[q]),
+                        score=float(scores[q]),
+                        **{MAIN: float(scores[q]), name: float(scores[q])},
+                        rank=int(ranks[q]),
+                        depth=round(float(depths[document]), 4),
+                        length=length,
+                    )
+                )
+        values = [metrics[length_metric(length)].value for length in built]
+        everything = np.array([e.value(MAIN) for e in examples])
+        metrics[MAIN] = Metric(float(np.mean(values)), stderr=_stderr(everything), n=len(examples))
+        settings = {
+            "lengths": list(lengths),
+            "lengths_scored": list(built),
+            "documents": documents,
+            "queries": queries,
+            "pooling": pooling,
+            "seed": ctx.seed,
+            "generator": GENERATOR_VERSION,
+            "max_length": model.max_length,
+        }
+        return TaskResult(
+            metrics=metrics,
+            data_hash=set_identity(lengths, documents, queries, ctx.seed)[:16],
+            details={"per_length": per_length, "not_applicable": skipped},
+            examples=examples,
+            settings=settings,
+        )
+
+
+def _stderr(values: np.ndarray) -> float | None:
+    return float(values.std(ddof=1) / np.sqrt(len(values))) if len(values) > 1 else None
+
+
+def set_identity(lengths: tuple[int, ...], documents: int, queries: int, seed: int) -> str:
+    corpus = reference_text()
+    return hash_obj(
+        {
+            "generator": GENERATOR_VERSION,
+            "lengths": list(lengths),
+            "documents": documents,
+            "queries": queries,
+            "seed": seed,
+            "filler": hash_file(corpus),
+        }
+    )
+
+
+def build_set(
+    model: ModelAdapter, ctx: TaskContext, lengths: tuple[int, ...], documents: int, queries: int
+) -> tuple[dict[int, tuple[LengthDraw, np.ndarray, np.ndarray]], dict[str, str]]:
+    """Per applicable length: the draw, ``[documents, L - specials]`` token ids and the key
+    sentence's depths; per other length, why not. Built once per (seed, lengths, sizes,
+    filler, tokenizer): cached under the model's fingerprint, which covers its tokenizer."""
+    sentences = filler_sentences(reference_text())
+    frame = len(model.wrap_token_ids([]))
+    skipped: dict[str, str] = {}
+    draws: dict[int, LengthDraw] = {}
+    for length in lengths:
+        if length > model.max_length:
+            skipped[str(length)] = (
+                f"not applicable: {length} tokens exceed the model's {model.max_length} "
+                "positions (special tokens included)"
+            )
+        else:
+            draws[length] = draw(length, documents, queries, len(sentences), ctx.seed)
+    if not draws:
+        return {}, skipped
+    identity = set_identity(tuple(draws), documents, queries, ctx.seed)
+    key = ctx.cache.key(model.fingerprint(), "tokens", identity, SET_KIND)
+
+    def compute() -> dict:
+        import torch
+
+        filler = [_content_ids(t) for t in model.tokenize(sentences)]
+        filler = [ids for ids in filler if ids]
+        tensors = {}
+        for length, picks in draws.items():
+            rows, depths = [], []
+            needles = model.tokenize(
+                [passkey_sentence(n, k) for n, k in zip(picks.names, picks.keys, strict=True)]
+            )
+            for needle, start, depth in zip(
+                needles, picks.filler_starts, picks.depths, strict=True
+            ):
+                made = assemble(filler, _content_ids(needle), length - frame, start, depth)
+                if made is None:
+                    break
+                rows.append(made[0])
+                depths.append(made[1])
+            if len(rows) == len(needles):
+                tensors[f"documents_{length}"] = torch.tensor(rows, dtype=torch.int64)
+                tensors[f"depths_{length}"] = torch.tensor(depths, dtype=torch.float64)
+        return tensors
+
+    tensors = ctx.cache.get_or_compute(key, SET_KIND, compute, meta={"lengths": list(draws)})
+    built = {}
+    for length, picks in draws.items():
+        if f"documents_{length}" not in tensors:
+            skipped[str(length)] = (
+                f"not applicable: {length} tokens cannot hold the pass key sentence and the "
+                f"model's {frame} special tokens"
+            )
+            continue
+        built[length] = (
+            picks,
+            tensors[f"documents_{length}"].numpy(),
+            tensors[f"depths_{length}"].numpy(),
+        )
+    return built, skipped
+
+
+def _content_ids(item) -> list[int]:
+    return [i for i, s in zip(item.input_ids, item.special_tokens_mask, strict=True) if not s]
+
+
+def embed(
+    model: ModelAdapter,
+    ctx: TaskContext,
+    picks: LengthDraw,
+    doc_ids: np.ndarray,
+    pooling: str,
+    length: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled last-layer vectors of the queries and the documents, cached by the model's
+    fingerprint, the mode, the pooling and the inputs."""
+    query_items = model.tokenize(picks.queries)
+    doc_items = [model.wrap_token_ids([int(i) for i in row]) for row in doc_ids]
+    inputs = hash_obj(
+        {"queries": [list(q.input_ids) for q in query_items], "documents": doc_ids.tolist()}
+    )
+    key = ctx.cache.key(
+        model.fingerprint(), mode_identity(model, ctx.mode), inputs, EMBEDDING_KIND, pooling
+    )
+
+    def compute() -> dict:
+        import torch
+
+        encoder = ctx.encoder(frozenset({HIDDEN}))
+        out = {}
+        for name, items in (("queries", query_items), ("documents", doc_items)):
+            vectors = None
+            advance = ctx.progress(f"passkey {length}: {name}", len(items))
+            for indices, output in encoder.batches(items, on_progress=advance):
+                assert output.hidden_states is not None
+                pooled = pool(output.hidden_states[-1], output.attention_mask, pooling).cpu()
+                if vectors is None:
+                    vectors = torch.zeros((len(items), pooled.shape[1]), dtype=torch.float32)
+                vectors[torch.tensor(indices)] = pooled
+            out[name] = vectors
+        return out
+
+    tensors = ctx.cache.get_or_compute(key, EMBEDDING_KIND, compute, meta={"length": length})
+    return tensors["queries"].double().numpy(), tensors["documents"].double().numpy()

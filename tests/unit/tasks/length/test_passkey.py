@@ -1,0 +1,153 @@
+"""The passkey task (LongEmbed, Zhu et al. 2024): its scoring on embeddings whose answer is
+known, its generation, and one run through the harness on a tiny random BERT."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import posharness.tasks.length  # noqa: F401  (registers passkey before the entry point is installed)
+from posharness.base.errors import OptionError
+from posharness.tasks.length.passkey_set import (
+    NAMES,
+    assemble,
+    draw,
+    parse_lengths,
+    passkey_query,
+    passkey_sentence,
+)
+from posharness.tasks.length.retrieval import cosine_scores, ndcg_at_1, relevant_ranks
+
+
+def test_an_oracle_embedder_scores_ndcg_at_1_of_one():
+    rng = np.random.default_rng(0)
+    documents = rng.normal(size=(100, 32))
+    relevant = rng.choice(100, size=50, replace=False)
+    queries = documents[relevant] * 3.0  # the relevant document's direction, any norm
+    assert ndcg_at_1(queries, documents, relevant).tolist() == [1.0] * 50
+
+
+def test_a_random_embedder_scores_chance():
+    rng = np.random.default_rng(1)
+    documents = rng.normal(size=(100, 64))
+    relevant = rng.integers(0, 100, size=20000)
+    queries = rng.normal(size=(20000, 64))
+    assert ndcg_at_1(queries, documents, relevant).mean() == pytest.approx(0.01, abs=0.003)
+
+
+def test_a_constant_embedder_is_a_fixed_guess_not_a_perfect_score():
+    documents = np.ones((100, 8))
+    relevant = np.arange(50)
+    scores = ndcg_at_1(np.ones((50, 8)), documents, relevant)
+    assert scores.sum() == 1.0  # ties go to document 0: one query of 50 is "right"
+
+
+def test_ranks_count_the_documents_scored_above_the_relevant_one():
+    scores = np.array([[0.1, 0.9, 0.5], [0.3, 0.2, 0.1]])
+    assert relevant_ranks(scores, np.array([2, 0])).tolist() == [2, 1]
+    assert cosine_scores(np.eye(2), np.eye(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_generation_is_deterministic_and_text_only_depends_on_the_seed():
+    first, again = draw(256, 100, 50, 700, seed=0), draw(256, 100, 50, 700, seed=0)
+    assert first == again
+    other = draw(256, 100, 50, 700, seed=1)
+    assert first.keys != other.keys
+    assert len(set(first.names)) == 100 and len(set(first.keys)) == 100
+    assert all(10000 <= key <= 99999 for key in first.keys)
+    assert len(set(first.asked)) == 50
+    assert first.queries[0] == passkey_query(first.names[first.asked[0]])
+
+
+def test_a_document_has_exactly_its_content_length_and_one_key_sentence():
+    filler = [[1, 2, 3], [4, 5], [6, 7, 8, 9]]
+    needle = [70, 71]
+    for content in (2, 5, 11, 40):
+        for depth in (0.0, 0.5, 0.99):
+            ids, used = assemble(filler, needle, content, start=1, depth=depth)
+            assert len(ids) == content
+            at = ids.index(70)
+            assert ids[at : at + 2] == needle and 0.0 <= used <= 1.0
+    ids, used = assemble(filler, needle, 9, start=0, depth=0.0)
+    assert ids[:2] == needle and used == 0.0  # depth 0: the key sentence first
+    assert assemble(filler, needle, 1, start=0, depth=0.5) is None  # no room for the key
+
+
+def test_the_key_sentence_names_the_person_and_the_key_twice():
+    sentence = passkey_sentence("Alice", 12345)
+    assert sentence.count("12345") == 2 and sentence.count("Alice") == 2
+    assert len(NAMES) == len(set(NAMES)) == 100
+
+
+@pytest.mark.parametrize("raw", ["64,abc", "0", "-64", "64,,128", "1.5"])
+def test_lengths_that_are_not_positive_whole_numbers_are_one_line(raw):
+    with pytest.raises(OptionError, match="positive whole numbers") as caught:
+        parse_lengths(raw)
+    assert "\n" not in str(caught.value)
+
+
+def test_lengths_are_read_sorted_and_once():
+    assert parse_lengths("512, 64,128,64") == (64, 128, 512)
+
+
+def run_passkey(model: str, tmp_path: Path, **task_args):
+    from posharness.api import evaluate
+
+    outcome = evaluate(
+        model,
+        "passkey",
+        output_dir=tmp_path / "results",
+        cache_dir=tmp_path / "cache",
+        device="cpu",
+        task_args={"passkey": {key: str(value) for key, value in task_args.items()}},
+    )
+    (cell,) = outcome.cells
+    return cell
+
+
+def test_a_tiny_bert_runs_and_lengths_past_its_table_are_not_applicable(
+    tiny_bert: Path, tmp_path: Path
+):
+    cell = run_passkey(f"hf:{tiny_bert}", tmp_path, lengths="32,64,128")
+    result = cell.result
+    metrics = {name: metric.value for name, metric in result.metrics.items()}
+    assert set(metrics) == {"ndcg_at_1", "ndcg_at_1_len32", "ndcg_at_1_len64"}
+    assert metrics["ndcg_at_1"] == pytest.approx(
+        (metrics["ndcg_at_1_len32"] + metrics["ndcg_at_1_len64"]) / 2
+    )
+    assert "128 tokens exceed the model's 64 positions" in result.details["not_applicable"]["128"]
+    assert result.task.settings["lengths_scored"] == [32, 64]
+    assert result.task.settings["pooling"] == "mean"
+
+
+def test_the_documents_a_model_sees_have_exactly_l_tokens(tiny_bert: Path, tmp_path: Path):
+    from posharness.api import load_model
+    from posharness.contracts.task import TaskContext
+    from posharness.storage.cache import FeatureCache
+    from posharness.tasks.length.passkey import build_set
+
+    model = load_model(f"hf:{tiny_bert}", device="cpu")
+    ctx = TaskContext(
+        mode="both",
+        seed=0,
+        device="cpu",
+        batch_size=8,
+        limit=None,
+        cache=FeatureCache(tmp_path / "cache"),
+        artifact_dir=tmp_path,
+        options={},
+        make_encoder=lambda want: None,
+        progress=lambda label, total: lambda n: None,
+    )
+    built, skipped = build_set(model, ctx, (8, 32, 48, 64, 65), 100, 50)
+    assert set(built) == {32, 48, 64} and set(skipped) == {"8", "65"}
+    assert "cannot hold the pass key sentence" in skipped["8"]  # too short, never a zero
+    for length, (_, documents, depths) in built.items():
+        wrapped = [model.wrap_token_ids(list(row)) for row in documents]
+        assert {len(item) for item in wrapped} == {length}
+        assert ((depths >= 0) & (depths <= 1)).all()
+    again, _ = build_set(model, ctx, (8, 32, 48, 64, 65), 100, 50)
+    assert all((again[n][1] == built[n][1]).all() for n in built)
+    assert ctx.cache.hits == 1  # the second build read the set back from the cache
