@@ -115,9 +115,10 @@ def assemble(
     filler: Sequence[Sequence[int]], needle: Sequence[int], content: int, start: int, depth: float
 ) -> tuple[list[int], float] | None:
     """``content`` token ids: filler sentences from ``start`` on (wrapping around), cut to
-    make room, with the key sentence placed at the sentence boundary nearest below
-    ``depth`` of the filler. Returns the ids and the depth used; None when the key sentence
-    alone is longer than ``content``."""
+    make room, with the key sentence placed at the sentence boundary nearest to ``depth``
+    of the filler (its start and end count: a short document's filler may be one sentence,
+    and snapping always downwards would put every key near the start). Returns the ids and
+    the depth used; None when the key sentence alone is longer than ``content``."""
     room = content - len(needle)
     if room < 0:
         return None
@@ -129,6 +130,6 @@ def assemble(
         boundaries.append(len(ids))
         index += 1
     ids = ids[:room]
-    target = depth * room
-    cut = max(b for b in boundaries if b <= target)
+    ends = [b for b in boundaries if b < room] + [room]  # the cut filler's sentence ends
+    cut = min(ends, key=lambda b: (abs(b - depth * room), b))
     return ids[:cut] + list(needle) + ids[cut:], (cut / room if room else 0.0)

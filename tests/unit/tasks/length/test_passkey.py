@@ -151,3 +151,25 @@ def test_the_documents_a_model_sees_have_exactly_l_tokens(tiny_bert: Path, tmp_p
     again, _ = build_set(model, ctx, (8, 32, 48, 64, 65), 100, 50)
     assert all((again[n][1] == built[n][1]).all() for n in built)
     assert ctx.cache.hits == 1  # the second build read the set back from the cache
+
+
+def test_key_depths_are_not_pushed_to_the_start_when_a_sentence_fills_the_document():
+    filler = [list(range(100, 125))]  # one 25-token sentence, longer than the room
+    used = [assemble(filler, [7, 7], 30, 0, depth)[1] for depth in np.linspace(0, 1, 101)]
+    assert np.mean(used) == pytest.approx(0.5, abs=0.05)
+    assert set(used) == {0.0, 25 / 28, 1.0}  # start, the sentence's end, the filler's end
+
+
+def test_a_model_that_can_take_no_length_is_told_in_one_line(tiny_bert: Path, tmp_path: Path):
+    from posharness.base.errors import PosharnessError
+
+    with pytest.raises(PosharnessError) as caught:
+        run_passkey(f"hf:{tiny_bert}", tmp_path, lengths="128,256")
+    message = str(caught.value)
+    assert "lengths up to 64" in message and "\n" not in message
+
+
+def test_cls_pooling_is_an_option_and_recorded(tiny_bert: Path, tmp_path: Path):
+    cell = run_passkey(f"hf:{tiny_bert}", tmp_path, lengths="64", pooling="cls", queries=5)
+    assert cell.result.task.settings["pooling"] == "cls"
+    assert cell.result.metrics["ndcg_at_1"].n == 5
