@@ -3,10 +3,12 @@
 #
 # bert-a, tupe-r, rope and alibi (zoo) against transformers' BertForMaskedLM with SDPA,
 # base size (12 x 768), bf16 autocast, at length 128 (batch 128) and 512 (batch 32), the
-# models alternating in one process (benchmarks/pe_train_throughput.py). bert-a and rope
+# models paired step for step in one process (benchmarks/pe_train_throughput.py). bert-a and rope
 # are timed a second time without an attention mask: the gap between the two rows is what
 # the zoo's always-passed (all-ones) mask costs, since SDPA's flash kernel takes no mask.
-# About 3 minutes on an H100; the JSON goes to $OUT (else benchmarks/out/).
+# Estimated 2-3 minutes on an H100 (not yet run on one); the JSON goes to $OUT (else
+# benchmarks/out/). posharness needs its dependencies importable there (pydantic, scipy, ...):
+# carry wheels where the machine lacks one.
 #
 #   benchmarks/gpu_pretrain_table.sh                  # on the GPU machine
 #   benchmarks/gpu_pretrain_table.sh --device cpu     # dry run: tiny size, a few seconds
