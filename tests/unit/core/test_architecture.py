@@ -48,13 +48,14 @@ def test_registered_tasks_are_exactly_what_the_families_declare():
     from posharness.tasks.finetune.profiles import PROFILES
     from posharness.tasks.geometry import GROUPS as GEOMETRY_GROUPS
     from posharness.tasks.geometry import TASKS as GEOMETRY
+    from posharness.tasks.length import TASKS as LENGTH
     from posharness.tasks.senteval.catalog import GROUP as SENTEVAL_GROUP
     from posharness.tasks.senteval.catalog import TASKS as SENTEVAL
     from posharness.tasks.shuffle import GROUPS as SHUFFLE_GROUPS
     from posharness.tasks.shuffle.probes import PROBES
 
     probing = [t.name for t in SENTEVAL]
-    declared = {*GEOMETRY, *DEP_HEADS, *PROFILES, *PROBES, *probing}
+    declared = {*GEOMETRY, *DEP_HEADS, *PROFILES, *PROBES, *probing, *LENGTH}
     builtin = {e.name for e in tasks.entries() if e.origin == "built-in"}
     assert builtin == declared
     groups = {
