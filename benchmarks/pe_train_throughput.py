@@ -16,12 +16,12 @@ one table.
 On a GPU (``--device cuda``, ``--bf16`` autocast as ``posharness pretrain --bf16`` uses)
 each step is timed between two synchronisations, and model FLOPs utilisation is reported:
 MFU = model FLOPs per token x tokens/s / peak bf16 FLOP/s, with model FLOPs per training
-token 6 N + 12 L d n (Chowdhery et al. 2022, "PaLM", Appendix B; Kaplan et al. 2020,
-Table 1, gives the forward pass 2 N + 2 L n d): N the non-embedding parameters, L layers,
-d hidden size, n length. Every model is charged the FLOPs of the BERT it shares, so a
-scheme's extra positional work lowers its MFU rather than counting as useful work. The
-peak comes from ``--peak-tflops``, or from the device name (H100 SXM / H200 989, H100 PCIe
-756, A100 312 dense bf16 TFLOP/s).
+token 6 N + 12 L d n (Chowdhery et al. 2022, "PaLM", Appendix B, counting QK^T and the
+weights times V; Kaplan et al. 2020, Table 1: 2 N + 2 L n d per forward token): N the
+non-embedding parameters, L layers, d hidden size, n length. Every model is charged the
+FLOPs of the BERT it shares, so a scheme's extra positional work lowers its MFU rather
+than counting as useful work. The peak comes from ``--peak-tflops``, or from the device
+name (H100 SXM / H200 989, H100 PCIe 756, A100 312 dense bf16 TFLOP/s).
 
 Targets (exit status 1 when missed): on a CPU zoo ``bert-a`` reaches >= 0.95 of
 BertForMaskedLM's tokens/s; on a GPU every attention-level scheme reaches >= 0.85 of it
