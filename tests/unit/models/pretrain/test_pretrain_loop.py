@@ -15,20 +15,8 @@ from posharness.models.pretrain.loop import (
     masked_lm_masker,
     pretrain,
 )
-from posharness.models.pretrain.vocab import tokenizer_for
-from tests.unit.models.pretrain.test_pretrain_corpus import toy_corpus
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    return toy_corpus(tmp_path_factory.mktemp("corpus"))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(corpus, tmp_path_factory):
-    return tokenizer_for(None, corpus, 100, tmp_path_factory.mktemp("vocab"))
 
 
 def tiny_bert(vocab_size: int):
@@ -43,6 +31,15 @@ def tiny_bert(vocab_size: int):
         max_position_embeddings=64,
     )
     return BertForMaskedLM(config)
+
+
+def dropout_free_bert(vocab_size: int):
+    """The tiny BERT with every dropout off: training is then a function of the data."""
+    model = tiny_bert(vocab_size)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    return model
 
 
 def settings(**changes) -> PretrainSettings:

@@ -14,7 +14,12 @@ from posharness.models.pretrain.loop import PretrainSettings, pretrain
 from posharness.models.pretrain.optimizer import one_cycle_schedule
 from posharness.models.pretrain.phases import Phase, phases, tokens_seen
 from posharness.models.pretrain.recipes import RECIPES
-from tests.unit.models.pretrain.test_pretrain_loop import losses, settings, tiny_bert
+from tests.unit.models.pretrain.test_pretrain_loop import (
+    dropout_free_bert,
+    losses,
+    settings,
+    tiny_bert,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
 
@@ -92,14 +97,7 @@ def test_a_two_phase_run_trains_on_longer_blocks_for_its_last_steps(tokenizer, c
 
 
 def test_pretraining_without_dropout_is_training_a_dropout_free_model(tokenizer, corpus, tmp_path):
-    def dropout_free(vocabulary):
-        model = tiny_bert(vocabulary)
-        for module in model.modules():
-            if isinstance(module, torch.nn.Dropout):
-                module.p = 0.0
-        return model
-
-    reference = pretrain(dropout_free, tokenizer, corpus, tmp_path / "a", settings())
+    reference = pretrain(dropout_free_bert, tokenizer, corpus, tmp_path / "a", settings())
     switched = pretrain(tiny_bert, tokenizer, corpus, tmp_path / "b", settings(dropout=False))
     with_dropout = pretrain(tiny_bert, tokenizer, corpus, tmp_path / "c", settings())
     assert losses(switched.log_path) == losses(reference.log_path)

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import posharness.tasks.length  # noqa: F401  (registers passkey before the entry point is installed)
 from posharness.base.errors import OptionError
 from posharness.tasks.length.passkey_set import (
     NAMES,
