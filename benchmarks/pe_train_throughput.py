@@ -27,8 +27,8 @@ Targets (exit status 1 when missed): on a CPU zoo ``bert-a`` reaches >= 0.95 of
 BertForMaskedLM's tokens/s; on a GPU every attention-level scheme reaches >= 0.85 of it
 (issue 30, part 3). ``--no-target`` only reports.
 
-    python benchmarks/pe_train_throughput.py [--shapes mini:16x128,base:4x128]
-        [--schemes all|bert-a,tupe-r,...] [--steps 6] [--repeats 3]
+    python benchmarks/pe_train_throughput.py [--shapes mini:16x128,base:2x128]
+        [--schemes all|bert-a,tupe-r,...] [--steps 4] [--repeats 3]
         [--threads N] [--device cpu|cuda] [--bf16] [--peak-tflops 989] [--unmasked bert-a,rope]
         [--out FILE] [--no-target]
 """
@@ -82,7 +82,7 @@ class Shape:
 
 
 def parse_shapes(text: str) -> list[Shape]:
-    """``mini:16x128,base:4x128`` -> shapes; a size must be a zoo preset."""
+    """``mini:16x128,base:2x128`` -> shapes; a size must be a zoo preset."""
     shapes = []
     for item in filter(None, text.split(",")):
         size, _, dims = item.partition(":")
@@ -90,7 +90,7 @@ def parse_shapes(text: str) -> list[Shape]:
         if size not in SIZES or not batch.isdigit() or not length.isdigit():
             raise SystemExit(
                 f"--shapes entry {item!r}: write SIZE:BATCHxLENGTH, SIZE one of "
-                f"{', '.join(SIZES)} (e.g. base:4x128)"
+                f"{', '.join(SIZES)} (e.g. base:2x128)"
             )
         shapes.append(Shape(size, int(batch), int(length)))
     return shapes
@@ -326,9 +326,9 @@ def pick_models(text: str) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shapes", default="mini:16x128,base:4x128", help="SIZE:BATCHxLENGTH,…")
+    parser.add_argument("--shapes", default="mini:16x128,base:2x128", help="SIZE:BATCHxLENGTH,…")
     parser.add_argument("--schemes", default="all", help="zoo model names, or all (one per PE)")
-    parser.add_argument("--steps", type=int, default=6, help="timed steps (after one warm-up)")
+    parser.add_argument("--steps", type=int, default=4, help="timed steps (after one warm-up)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu", help="cpu or cuda[:i]")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
