@@ -292,11 +292,10 @@ def pretrain(
         masked_in_step = int((labels != -100).sum())
         micro_batches = layout.my_micro_batches()
         for index, rows in enumerate(micro_batches):
-            batch = {
-                "input_ids": inputs[rows],
-                "attention_mask": torch.ones_like(inputs[rows]),
-                "labels": labels[rows],
-            }
+            # No attention mask: blocks are always full, and an all-ones mask would become
+            # an additive zero mask, which keeps a GPU's flash kernel out
+            # (docs/pretraining_speed.md).
+            batch = {"input_ids": inputs[rows], "labels": labels[rows]}
             if takes_types:
                 batch["token_type_ids"] = torch.zeros_like(inputs[rows])
             if settings.sparse_prediction:

@@ -72,11 +72,7 @@ def measure_step_seconds(
     ids = torch.randint(5, vocabulary, (rows, block_size), device=device)
     chosen = torch.rand(ids.shape, device=device) < mask_probability
     labels = torch.where(chosen, ids, torch.full_like(ids, -100))
-    batch: dict[str, Any] = {
-        "input_ids": ids,
-        "attention_mask": torch.ones_like(ids),
-        "labels": labels,
-    }
+    batch: dict[str, Any] = {"input_ids": ids, "labels": labels}  # as the loop: no mask
     if sparse_prediction:
         from posharness.models.pretrain.loop import SPARSE_ARGUMENT
 
