@@ -36,6 +36,8 @@ NAME = "length_mlm"
 SCORES_KIND = "length-mlm-scores"
 MAIN = "accuracy"
 CE = "cross_entropy"
+PLL = "pll"  # mean per-token pseudo-log-likelihood (Salazar et al. 2020), nats
+PLL_KIND = "length-mlm-pll"
 DEFAULT_MULTIPLES = "0.5,1,2,4,8"
 TOKENS_PER_BATCH = 8192  # rows per forward pass = this // length: bounded memory at 8×
 
@@ -59,6 +61,7 @@ class LengthMLM:
             TaskOption("train_length", "", "Training length (default: the checkpoint card)."),
             TaskOption("blocks", 16, "Held-out blocks per length (--limit caps them)."),
             TaskOption("corpus", "", "A UTF-8 text file instead of the reference text."),
+            TaskOption("pll", 0, "Pseudo-log-likelihood at lengths up to this (0: off)."),
         ),
         metric_types={MAIN: MEAN_CONTINUOUS, CE: MEAN_CONTINUOUS},
     )
@@ -68,9 +71,10 @@ class LengthMLM:
         blocks = _positive(options["blocks"], "blocks")
         if ctx.limit is not None:
             blocks = min(blocks, ctx.limit)
+        pll_max = _positive(options["pll"], "pll", zero=True)
+        head = masked_lm_of(model, ctx.mode, ctx.device)  # first: a headless model says so
         lengths, train_length, source = resolve_lengths(model, options)
         corpus = corpus_path(str(options["corpus"]))
-        head = masked_lm_of(model, ctx.mode, ctx.device)
         stream = token_stream(model, corpus)
         frame = len(model.wrap_token_ids([]))
         skipped: dict[str, str] = {}
@@ -110,6 +114,14 @@ class LengthMLM:
                 "multiple": round(length / train_length, 4),
                 "masked_per_block": int(correct.shape[1]),
             }
+            pll = None
+            if length <= pll_max:
+                pll = score_pll(model, ctx, head, stream, made.starts, length, corpus).mean(axis=1)
+                per_length[str(length)][PLL] = float(pll.mean())
+                per_length[str(length)]["pseudo_perplexity"] = float(np.exp(-pll).mean())
+                metrics[length_metric(PLL, length)] = Metric(
+                    float(pll.mean()), stderr=_stderr(pll), n=len(pll)
+                )
             for b in range(len(accuracy)):
                 acc, ce = float(accuracy[b]), float(entropy[b])
                 examples.append(
@@ -118,6 +130,7 @@ class LengthMLM:
                         score=acc,
                         **{MAIN: acc, name: acc, CE: ce, ce_name: ce},
                         start=int(made.starts[b]),
+                        **({} if pll is None else {length_metric(PLL, length): float(pll[b])}),
                         length=length,
                     )
                 )
@@ -141,6 +154,7 @@ class LengthMLM:
             "seed": ctx.seed,
             "masking": MASKING_VERSION,
             "corpus": str(options["corpus"]) or "reference",
+            "pll_max_length": pll_max,
             "max_length": model.max_length,
         }
         return TaskResult(
@@ -253,10 +267,42 @@ def score(
     return tensors["correct"].numpy(), tensors["loss"].numpy()
 
 
-def _positive(raw: Any, name: str) -> int:
+def score_pll(
+    model: Any,
+    ctx: TaskContext,
+    head: MaskedLM,
+    stream: list[int],
+    starts: np.ndarray,
+    length: int,
+    corpus: Path,
+) -> np.ndarray:
+    """[blocks, content tokens] log P(w_t | the block without t), the unmasked blocks;
+    cached like ``score``."""
+    from posharness.tasks.length.pll import token_log_likelihoods
+
+    frame = len(model.wrap_token_ids([]))
+    wrapped = [model.wrap_token_ids(stream[s : s + length - frame]) for s in starts]
+    framed = np.array([w.input_ids for w in wrapped], dtype=np.int64)
+    content = ~np.array(wrapped[0].special_tokens_mask, dtype=bool)
+    inputs_hash = hash_obj({"inputs": framed.tolist(), "corpus": hash_file(corpus)})
+    mode = mode_identity(model, ctx.mode)
+    key = ctx.cache.key(model.fingerprint(), mode, inputs_hash, PLL_KIND)
+
+    def compute() -> dict:
+        import torch
+
+        advance = ctx.progress(f"{NAME} pll {length}", len(framed))
+        values = token_log_likelihoods(head, framed, content, ctx.device, TOKENS_PER_BATCH, advance)
+        return {"pll": torch.from_numpy(values)}
+
+    return ctx.cache.get_or_compute(key, PLL_KIND, compute, meta={"length": length})["pll"].numpy()
+
+
+def _positive(raw: Any, name: str, zero: bool = False) -> int:
     text = str(raw).strip()
-    if not text.isdigit() or int(text) < 1:
-        raise OptionError(f"--task-arg {NAME}.{name}={raw}: give a positive whole number")
+    if not text.isdigit() or int(text) < (0 if zero else 1):
+        kind = "a whole number, 0 or more" if zero else "a positive whole number"
+        raise OptionError(f"--task-arg {NAME}.{name}={raw}: give {kind}")
     return int(text)
 
 

@@ -112,6 +112,28 @@ def test_an_oracle_head_scores_one_and_a_random_head_scores_chance(tmp_path: Pat
     assert loss.mean() > np.log(VOCAB)  # random logits: no better than uniform
 
 
+def test_pseudo_log_likelihood_is_log_one_over_vocab_for_a_uniform_head_and_zero_for_a_sure_one():
+    import torch
+
+    from posharness.tasks.length.pll import token_log_likelihoods
+
+    framed = np.array([[1, 7, 7, 7, 7, 2], [1, 7, 7, 7, 7, 2]])
+    content = np.array([False, True, True, True, True, False])
+    uniform = MaskedLM(lambda ids, mask: torch.zeros(*ids.shape, VOCAB), MASK_ID, VOCAB)
+    values = token_log_likelihoods(uniform, framed, content, "cpu", tokens_per_batch=12)
+    assert values.shape == (2, 4) and np.allclose(values, -np.log(VOCAB))
+    seen = []
+
+    def sure(ids, mask):
+        seen.append(ids.clone())
+        return torch.nn.functional.one_hot(torch.full_like(ids, 7), VOCAB).float() * 50.0
+
+    values = token_log_likelihoods(MaskedLM(sure, MASK_ID, VOCAB), framed, content, "cpu", 12)
+    assert np.abs(values).max() < 1e-6
+    rows = torch.cat(seen)
+    assert (rows == MASK_ID).sum(dim=1).tolist() == [1] * 8  # one token masked per pass
+
+
 def _card(folder: Path, block_size, long_block_size=None) -> None:
     settings = {"block_size": block_size, "long_block_size": long_block_size}
     (folder / "pretraining.json").write_text(json.dumps({"recipe": {"settings": settings}}))
@@ -190,13 +212,14 @@ def test_a_tiny_zoo_model_runs_and_lengths_past_its_table_are_not_applicable(
     tiny_zoo: Path, tmp_path: Path
 ):
     started = time.perf_counter()
-    result = run_mlm(f"bert-a@{tiny_zoo}", tmp_path).result
+    result = run_mlm(f"bert-a@{tiny_zoo}", tmp_path, pll=32).result
     assert time.perf_counter() - started < 60
     metrics = {name: metric.value for name, metric in result.metrics.items()}
     assert {f"accuracy_len{n}" for n in (32, 64, 128)} <= set(metrics)
     assert "accuracy_len256" not in metrics
     assert all(0.0 <= metrics[f"accuracy_len{n}"] <= 1.0 for n in (32, 64, 128))
     assert metrics["cross_entropy_len64"] > 0
+    assert metrics["pll_len32"] < 0 and "pll_len64" not in metrics  # PLL only up to 32
     reasons = result.details["not_applicable"]
     assert set(reasons) == {"256", "512"}
     assert "exceed the model's 128 positions" in reasons["256"]
