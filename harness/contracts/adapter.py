@@ -223,6 +223,26 @@ class FineTunable(Protocol):
         """
 
 
+@dataclass(frozen=True)
+class MaskedLM:
+    """A model with its pretrained masked-LM head, ready to score in one attention mode:
+    ``logits(input_ids, attention_mask) -> [B, T, vocab]``, and the ids masking needs."""
+
+    logits: Callable[[Any, Any], Any]
+    mask_token_id: int
+    vocab_size: int
+
+
+@runtime_checkable
+class HasMaskedLM(Protocol):
+    """The model can be scored as a masked language model (``length_mlm``)."""
+
+    def for_masked_lm(self, mode: Mode) -> MaskedLM:
+        """The encoder with its pretrained head, attention fixed to ``mode``, in eval mode
+        on the adapter's device. A checkpoint without a head is a one-line
+        :class:`posharness.base.errors.OptionError`, never a random head."""
+
+
 @runtime_checkable
 class ChecksModes(Protocol):
     """The model can tell, before any work, that a mode it lists cannot run as asked

@@ -118,6 +118,17 @@ class NativePEAdapter(HFEncoderAdapter):
         model.base_model.set_attention_path(self.attention)
         return SequenceClassifier(model, accepts_token_types=self._accepts_token_types())
 
+    def for_masked_lm(self, mode: Mode) -> Any:
+        """The pretrained ``PEForMaskedLM`` (``HasMaskedLM``) in any of the zoo's modes, on
+        the attention path the adapter runs; a random initialisation has no head to score."""
+        from posharness.models.hf.masked_lm import load_masked_lm, scorer
+
+        self.check_mode(mode)
+        model = load_masked_lm(self.folder, self.spec)
+        model.base_model.set_attention_mode(str(mode))
+        model.base_model.set_attention_path(self.attention)
+        return scorer(model.to(self.device), self.tokenizer, self.spec)
+
 
 def build_native(name: str, argument: str | None, options: LoadOptions) -> NativePEAdapter:
     """A registered zoo name with a checkpoint folder, or a seeded random initialisation."""

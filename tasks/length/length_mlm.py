@@ -72,7 +72,7 @@ class LengthMLM:
         if ctx.limit is not None:
             blocks = min(blocks, ctx.limit)
         pll_max = _positive(options["pll"], "pll", zero=True)
-        head = masked_lm_of(model, ctx.mode, ctx.device)  # first: a headless model says so
+        head = masked_lm_of(model, ctx.mode)  # first: a headless model says so
         lengths, train_length, source = resolve_lengths(model, options)
         corpus = corpus_path(str(options["corpus"]))
         stream = token_stream(model, corpus)
