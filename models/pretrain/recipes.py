@@ -13,9 +13,11 @@ recipe is refused.
   sequences of 128, a global batch of 8,192 reached by accumulation, AdamW with
   β₂ = 0.98 and ε = 1e-12, peak rate 1e-3 on a one-cycle triangle, clipping at 0.5, no
   dropout while pretraining, 25 % masking and sparse prediction.
-* ``bert-base`` — Devlin et al. (2019) §A.2 as Ke et al. (2021, Table 2) re-ran it
-  for TUPE: 1M steps of 256 sequences, peak rate 1e-4, 10k warm-up steps then linear
-  decay, 90 % of the steps at length 128 and the rest at 512 (Devlin et al.).
+* ``bert-base`` — Devlin et al. (2019) §A.2 for the steps, batch and length phases (1M
+  steps of 256 sequences, 90 % at length 128 and the rest at 512), Ke et al. (2021,
+  Table 2, TUPE) for the rest: peak rate 1e-4, 10k warm-up steps then linear decay,
+  ε 1e-6, no next-sentence prediction. Ke et al. train every step at 512
+  (``--long-fraction 1``).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "bert-base",
-            "Devlin et al. 2019, §A.2; Ke et al. 2021 (TUPE), Table 2",
+            "Devlin et al. 2019, §A.2 (steps, batch, 128->512 phases); "
+            "Ke et al. 2021 (TUPE), Table 2 (rate, warm-up, epsilon, no NSP)",
             {
                 "steps": 1_000_000,
                 "batch_size": 256,
