@@ -330,18 +330,10 @@ class HFEncoderAdapter:
         return build_classifier(self, num_labels, mode)
 
     def for_masked_lm(self, mode: Mode) -> Any:
-        """The checkpoint's own masked-LM head (``HasMaskedLM``), in mode ``both``: the
-        other modes patch the encoder's attention, which the head's copy does not share."""
-        from posharness.base.errors import OptionError
-        from posharness.models.hf.masked_lm import load_masked_lm, scorer
+        """The checkpoint's own masked-LM head (``HasMaskedLM``; ``masked_lm.py``)."""
+        from posharness.models.hf.masked_lm import hf_masked_lm
 
-        if mode is not Mode.BOTH:
-            raise OptionError(
-                f"{self.spec}: its masked-LM head runs in mode both only (got {mode}): "
-                "use --mode both"
-            )
-        model = load_masked_lm(self.folder, self.spec).to(self.device)
-        return scorer(model, self.tokenizer, self.spec)
+        return hf_masked_lm(self, mode)
 
     def _accepts_token_types(self) -> bool:
         return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0

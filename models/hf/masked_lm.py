@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OptionError
-from posharness.contracts.adapter import MaskedLM
+from posharness.contracts.adapter import MaskedLM, Mode
 
 
 def load_masked_lm(folder: Path, spec: str) -> Any:
@@ -50,3 +50,15 @@ def no_head(spec: str, why: str) -> str:
         f"{spec} has no masked-LM head ({why}): a zoo checkpoint from posharness pretrain or "
         "a Hugging Face *ForMaskedLM checkpoint has one"
     )
+
+
+def hf_masked_lm(adapter: Any, mode: Mode) -> MaskedLM:
+    """A Hugging Face checkpoint's head, in mode ``both`` only: the other modes patch the
+    encoder's attention, which a separately loaded head model does not share."""
+    if mode is not Mode.BOTH:
+        raise OptionError(
+            f"{adapter.spec}: its masked-LM head runs in mode both only (got {mode}): "
+            "use --mode both"
+        )
+    model = load_masked_lm(adapter.folder, adapter.spec).to(adapter.device)
+    return scorer(model, adapter.tokenizer, adapter.spec)

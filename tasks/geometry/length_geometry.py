@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from posharness.base.errors import OptionError
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.contracts.metric_types import PER_CELL, MetricType
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
@@ -53,7 +52,7 @@ def length_metric(name: str, length: int) -> str:
 
 def parse_lengths(raw: str | int) -> tuple[int, ...]:
     """``"16,32,64"`` as sorted, distinct lengths; anything else is one line."""
-    from posharness.tasks.length.passkey_set import parse_lengths as parse
+    from posharness.tasks.length.lengths import parse_lengths as parse
 
     return parse(raw, task="length_geometry")
 
@@ -71,12 +70,11 @@ def metric_types() -> dict[str, MetricType]:
 def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) -> dict[str, Any]:
     """The six metrics at one length, or ``{"not_applicable": reason}``."""
     from posharness.stats.geometry import toeplitz_r2
+    from posharness.tasks.length.lengths import beyond_model
 
-    if length > model.max_length:
-        return {
-            "not_applicable": f"not applicable: {length} tokens exceed the model's "
-            f"{model.max_length} positions (special tokens included)"
-        }
+    reason = beyond_model(length, model)
+    if reason is not None:
+        return {"not_applicable": reason}
     frame = len(model.wrap_token_ids([]))
     if length < frame + 3:
         return {
@@ -147,12 +145,9 @@ class LengthGeometry:
             hashes.append(out["input_hash"])
             flags += out["flags"]
         if not per_length:
-            reasons = "; ".join(f"{length}: {why}" for length, why in skipped.items())
-            raise OptionError(
-                f"length_geometry: no length in {','.join(map(str, lengths))} applies to "
-                f"{model.spec} ({reasons}); pass --task-arg length_geometry.lengths= with "
-                f"lengths up to {model.max_length}"
-            )
+            from posharness.tasks.length.lengths import no_length_applies
+
+            raise no_length_applies("length_geometry", lengths, model, skipped)
         metrics: dict[str, Metric] = {}
         for length, values in per_length.items():
             for name, value in values.items():

@@ -25,9 +25,9 @@ from posharness.contracts.metric_types import MEAN_CONTINUOUS
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.contracts.task_options import TaskOption
 from posharness.storage.hashing import hash_file, hash_obj
+from posharness.tasks.length.lengths import beyond_model, no_length_applies, parse_lengths
 from posharness.tasks.length.mlm_head import MaskedLM, masked_lm_of, training_length
 from posharness.tasks.length.mlm_masks import IGNORE, MASKING_VERSION, masked_blocks
-from posharness.tasks.length.passkey_set import parse_lengths
 
 if TYPE_CHECKING:
     from posharness.contracts.adapter import ModelAdapter
@@ -82,11 +82,9 @@ class LengthMLM:
         examples: list[Example] = []
         per_length: dict[str, Any] = {}
         for length in lengths:
-            if length > model.max_length:
-                skipped[str(length)] = (
-                    f"not applicable: {length} tokens exceed the model's {model.max_length} "
-                    "positions (special tokens included)"
-                )
+            reason = beyond_model(length, model)
+            if reason is not None:
+                skipped[str(length)] = reason
                 continue
             made = masked_blocks(
                 stream, length - frame, blocks, head.mask_token_id, head.vocab_size,
@@ -135,12 +133,7 @@ class LengthMLM:
                     )
                 )
         if not per_length:
-            reasons = "; ".join(f"{length}: {why}" for length, why in skipped.items())
-            raise OptionError(
-                f"{NAME}: no length in {','.join(map(str, lengths))} applies to {model.spec} "
-                f"({reasons}); pass --task-arg {NAME}.lengths= with lengths up to "
-                f"{model.max_length}"
-            )
+            raise no_length_applies(NAME, lengths, model, skipped)
         for metric in (MAIN, CE):
             values = np.array([e.value(metric) for e in examples])
             mean = float(np.mean([per_length[k][metric] for k in per_length]))

@@ -23,13 +23,13 @@ from posharness.contracts.metric_types import MEAN_BINARY
 from posharness.contracts.task import Metric, TaskContext, TaskResult, TaskSpec
 from posharness.contracts.task_options import TaskOption
 from posharness.storage.hashing import hash_file, hash_obj
+from posharness.tasks.length.lengths import beyond_model, no_length_applies, parse_lengths
 from posharness.tasks.length.passkey_set import (
     GENERATOR_VERSION,
     LengthDraw,
     assemble,
     draw,
     filler_sentences,
-    parse_lengths,
     passkey_sentence,
 )
 from posharness.tasks.length.retrieval import POOLINGS, cosine_scores, pool, relevant_ranks
@@ -86,12 +86,7 @@ class Passkey:
             queries = min(queries, ctx.limit)
         built, skipped = build_set(model, ctx, lengths, documents, queries)
         if not built:
-            reasons = "; ".join(f"{length}: {why}" for length, why in skipped.items())
-            raise OptionError(
-                f"passkey: no length in {','.join(map(str, lengths))} applies to "
-                f"{model.spec} ({reasons}); pass --task-arg passkey.lengths= with lengths up "
-                f"to {model.max_length}"
-            )
+            raise no_length_applies("passkey", lengths, model, skipped)
         metrics: dict[str, Metric] = {}
         examples: list[Example] = []
         per_length: dict[str, Any] = {}
@@ -173,11 +168,9 @@ def build_set(
     skipped: dict[str, str] = {}
     draws: dict[int, LengthDraw] = {}
     for length in lengths:
-        if length > model.max_length:
-            skipped[str(length)] = (
-                f"not applicable: {length} tokens exceed the model's {model.max_length} "
-                "positions (special tokens included)"
-            )
+        reason = beyond_model(length, model)
+        if reason is not None:
+            skipped[str(length)] = reason
         else:
             draws[length] = draw(length, documents, queries, len(sentences), ctx.seed)
     if not draws:

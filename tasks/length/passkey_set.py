@@ -55,20 +55,6 @@ def passkey_query(name: str) -> str:
     return f"What is the pass key for {name}?"
 
 
-def parse_lengths(raw: str | int, task: str = "passkey") -> tuple[int, ...]:
-    """``"64,128,256"`` as lengths; anything but positive whole numbers is one line."""
-    parts = [part.strip() for part in str(raw).split(",")]
-    lengths = []
-    for part in parts:
-        if not part.isdigit() or int(part) < 1:
-            raise OptionError(
-                f"--task-arg {task}.lengths={raw}: lengths must be positive whole numbers "
-                f"separated by commas ({part!r} is not), e.g. {task}.lengths=64,128,256,512"
-            )
-        lengths.append(int(part))
-    return tuple(sorted(set(lengths)))
-
-
 @dataclass(frozen=True)
 class LengthDraw:
     """What the seed decides for one length, before any tokenizer: documents' names, keys,

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from posharness.base.errors import OptionError
+from posharness.tasks.length.lengths import parse_lengths
 from posharness.tasks.length.passkey_set import (
     NAMES,
     assemble,
     draw,
-    parse_lengths,
     passkey_query,
     passkey_sentence,
 )
