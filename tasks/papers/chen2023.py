@@ -6,6 +6,8 @@ plane), Table A3 (dependency heads per attention mode), and their ICLR draft's T
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from posharness.study.table_spec import StudyColumn, StudyTable
 from posharness.tasks.papers import published
 
@@ -77,7 +79,8 @@ def table1() -> StudyTable:
         published=published.rows("chen2023", "table1"),
         average="Avg",
         caption=(
-            "Dev scores x100: accuracy, Spearman for STS-B and SICK-R, MNLI matched. Ours run "
+            "Dev scores x100: accuracy, Spearman for STS-B and SICK-R; MNLI: matched dev (the "
+            "paper prints one MNLI number without saying which). Ours run "
             "the chen2023 protocol (--task-arg X.protocol=chen2023): one fine-tuning run per "
             "learning rate in {9e-5, 7e-5, 5e-5, 3e-5, 1e-5}, the score is the mean over the "
             "five rates, as the paper's. The paper does not state epochs or batch size for "
@@ -111,7 +114,9 @@ def fig2() -> StudyTable:
         id="chen2023.fig2",
         title="Chen et al. 2023, Fig. 2: locality and symmetry of each encoding",
         columns=(LOCALITY, SYMMETRY),
-        source=published.source("chen2023", "table3"),
+        source=replace(
+            published.source("chen2023", "table3"), table="Fig. 2 (published points: Table 3)"
+        ),
         published=published.rows("chen2023", "table3", keys=("locality", "symmetry")),
         modes=MODES,
         kind="scatter",
