@@ -14,6 +14,7 @@ stable ordering, SVGs without dates or random ids.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,10 +23,12 @@ from typing import Literal
 from posharness.base.version import __version__
 from posharness.report.collect import DEFAULT_SCATTERS, ReportInputs, collect
 from posharness.report.figure_store import FigureStore
+from posharness.report.model import PaperTable
+from posharness.report.paper import paper_views, sources
 from posharness.report.write import FORMAT, check_target, write_folder
 from posharness.storage.hashing import hash_file
 
-__all__ = ["DEFAULT_SCATTERS", "ReportInputs", "ReportOutcome", "build_report"]
+__all__ = ["DEFAULT_SCATTERS", "PaperTable", "ReportInputs", "ReportOutcome", "build_report"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,18 @@ def build_report(
     scatters: tuple[tuple[str, str, str], ...] = DEFAULT_SCATTERS,
     cache_dir: Path | None = None,
     timestamp: bool = False,
+    paper_tables: Sequence[PaperTable] = (),
+    title: str | None = None,
 ) -> ReportOutcome:
-    """Everything ``posharness report`` does; ``cache_dir=None`` draws every figure."""
+    """Everything ``posharness report`` does; ``cache_dir=None`` draws every figure.
+
+    ``paper_tables``: a study's tables (models as rows), shown on their own page
+    (``tables.html`` / ``tables.md``) that the index links first, their files copied
+    beside; ``title`` names the report in its header (``"study chen2023-mini"``). A
+    report with paper tables sits in its study's folder: boards inside the folder that
+    holds the report are named relative to it, so no page names the machine's folders.
+    Without either, the folder is what it was before studies existed, byte for byte.
+    """
     start = time.perf_counter()
     inputs = ReportInputs(
         boards=tuple(boards),
@@ -61,10 +74,14 @@ def build_report(
         comparisons=tuple(comparisons or ()),
         all_metrics=all_metrics,
         scatters=scatters,
+        shown_from=output.parent if paper_tables else None,
     )
     everything = [*inputs.boards, *inputs.results, *(p for c in inputs.comparisons for p in c)]
-    check_target(output, overwrite, everything)
+    check_target(output, overwrite, [*everything, *sources(paper_tables)])
+    tables, table_copies = paper_views(paper_tables)
     study = collect(inputs)
+    study.paper_tables, study.title = tables, title
+    study.copies.extend(table_copies)
     if timestamp:
         study.stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     store = FigureStore(cache_dir)
@@ -100,7 +117,12 @@ def _manifest(study, fmt: str, inputs: ReportInputs) -> dict:
         "posharness": __version__,
         "pages": fmt,
         "leaderboards": [
-            {"name": b.name, "file": b.source, "sha256": hash_file(b.source), "page": b.slug}
+            {
+                "name": b.name,
+                "file": b.source,
+                "sha256": hash_file(b.path or b.source),
+                "page": b.slug,
+            }
             for b in study.boards
         ],
         "results": [str(p) for p in inputs.results],
@@ -109,4 +131,12 @@ def _manifest(study, fmt: str, inputs: ReportInputs) -> dict:
     }
     if study.stamp:
         manifest["built"] = study.stamp
+    if study.title is not None:
+        manifest["title"] = study.title
+    if study.paper_tables:  # by id and copied file: no path of the machine they came from
+        manifest["paper_tables"] = [
+            {"id": t.table.id, "anchor": t.slug, "files": [f.href for f in t.files]}
+            | ({"figure": t.figure.href} if t.figure else {})
+            for t in study.paper_tables
+        ]
     return manifest

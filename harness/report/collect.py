@@ -57,6 +57,7 @@ class ReportInputs:
     comparisons: tuple[tuple[Path, Path], ...] = ()
     all_metrics: bool = False
     scatters: tuple[tuple[str, str, str], ...] = DEFAULT_SCATTERS
+    shown_from: Path | None = None  # boards inside this folder are named relative to it
 
 
 @dataclass
@@ -76,7 +77,7 @@ def collect(inputs: ReportInputs) -> Study:
     if not paths:
         raise OptionError("no leaderboard given: pass leaderboard files, e.g. leaderboards/*.json")
     boards = [
-        _Board(_key(path), str(path), lb.load(path), slug)
+        _Board(_key(path), _shown(path, inputs.shown_from), lb.load(path), slug)
         for path, slug in zip(paths, _slugs(paths), strict=True)
     ]
     locator = ResultLocator(list(inputs.results))
@@ -117,6 +118,14 @@ def collect(inputs: ReportInputs) -> Study:
 
 def _key(path: Path) -> Path:
     return path.absolute()
+
+
+def _shown(path: Path, base: Path | None) -> str:
+    """The path as the user gave it; inside ``base`` (a study's folder, which holds the
+    report), relative to it, so the pages name no folder of the machine they were made on."""
+    if base is not None and _key(path).is_relative_to(_key(base)):
+        return _key(path).relative_to(_key(base)).as_posix()
+    return str(path)
 
 
 def _unique(paths: list[Path]) -> list[Path]:
@@ -201,6 +210,7 @@ def _board_view(
         name=board.board.name,
         slug=board.slug,
         source=board.given,
+        path=board.path,
         created_at=board.board.created_at,
         rows=tuple(rows),
         kinds=tuple(sections),

@@ -5,11 +5,20 @@ from __future__ import annotations
 
 from posharness.report import model
 from posharness.report.artifacts import is_image
-from posharness.report.model import BoardView, ComparisonView, FigureRef, Provenance, Study
+from posharness.report.model import (
+    BoardView,
+    ComparisonView,
+    FigureRef,
+    PaperTableView,
+    Provenance,
+    Study,
+)
 
 
 def render_markdown(study: Study) -> dict[str, str]:
     pages = {"index.md": _index(study)}
+    if study.paper_tables:
+        pages["tables.md"] = _paper_tables(study)
     for board in study.boards:
         pages[f"boards/{board.slug}.md"] = _board(board)
     for comparison in study.comparisons:
@@ -34,7 +43,15 @@ def _figure(figure: FigureRef, root: str) -> str:
 
 
 def _index(study: Study) -> str:
-    lines = ["# Leaderboards", ""]
+    lines = [f"# {study.title}", ""] if study.title else []
+    if study.paper_tables:
+        lines += ["## [Study tables](tables.md)", ""]
+        lines += [
+            f"- [{_cell(t.table.title)}](tables.md#{t.slug}) `{t.table.id}`"
+            for t in study.paper_tables
+        ]
+        lines.append("")
+    lines += ["## Leaderboards" if study.title else "# Leaderboards", ""]
     rows = [
         [
             f"[{b.name}](boards/{b.slug}.md)",
@@ -188,3 +205,51 @@ def _comparison(comparison: ComparisonView) -> str:
             ]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _paper_tables(study: Study) -> str:
+    """Each study table as in the paper (models as rows), published rows in italics."""
+    title = "Study tables" + (f" · {study.title}" if study.title else "")
+    lines = [f"# {title}", ""]
+    lines += [
+        f"Rows in italics are the papers' own numbers ({model.PUBLISHED_LABEL}); the "
+        "others are this study's runs, at the scale each caption says. Paired tests: p "
+        f"Holm-adjusted, n.s. = p ≥ {model.ALPHA}.",
+        "",
+    ]
+    for view in study.paper_tables:
+        lines += _paper_table(view)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _paper_table(view: PaperTableView) -> list[str]:
+    table = view.table
+    lines = [f'<a id="{view.slug}"></a>', "", f"## {table.title} (`{table.id}`)", ""]
+    if table.caption:
+        lines += [_cell(table.caption), ""]
+    rows = [
+        [_italic(c) for c in row] if published else list(row)
+        for row, published in zip(table.rows, table.published, strict=True)
+    ]
+    numeric = {k for k, right in enumerate(view.numeric) if right}
+    lines += _table(list(table.header), rows, numeric)
+    lines.append("")
+    if any(table.published):
+        lines += [f"*Italic rows: {model.PUBLISHED_LABEL}.*", ""]
+    lines += [f"{k}. {_cell(note)}" for k, note in enumerate(table.notes, 1)]
+    if table.notes:
+        lines.append("")
+    if table.tests:
+        lines += [f"**Paired tests** ({len(table.tests)})", ""]
+        lines += _table(list(model.TEST_HEADER), [list(t) for t in table.tests], {3, 4})
+        lines.append("")
+    if view.files:
+        lines += ["Files: " + " · ".join(f"[{_cell(f.caption)}]({f.href})" for f in view.files), ""]
+    if view.figure:
+        lines += [_figure(view.figure, ""), ""]
+    return lines
+
+
+def _italic(text: str) -> str:
+    """A published row's cell in italics; its own asterisks escaped so they stay text."""
+    return f"*{text.replace('*', chr(92) + '*')}*" if text.strip() else text

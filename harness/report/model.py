@@ -7,10 +7,12 @@ the two formats cannot disagree on a number, and each stage is testable alone. E
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from posharness.base.errors import DataError
 from posharness.boards.compare import MetricComparison, model_name
 from posharness.boards.leaderboard import Column, Row, Score
 from posharness.contracts.results import CellResult
@@ -106,6 +108,7 @@ class BoardView:
     bundle: bool  # per-example outputs kept beside the board (``*.examples.json.gz``)
     how_made: tuple[str, ...]  # environment and settings lines, from results and the board
     figures: tuple[FigureRef, ...] = ()  # drawn across the board (its scatter)
+    path: Path | None = None  # the file read, where ``source`` is shown relative to a folder
 
     @property
     def href(self) -> str:
@@ -167,6 +170,93 @@ class FileCopy:
     source: Path
 
 
+# A paper table's published rows are the papers' own numbers, at the papers' scale.
+PUBLISHED_LABEL = "published, BERT-base scale"
+TEST_HEADER = ("row", "column", "baseline", "Δ", "p (Holm)", "test")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """A study table (models as rows), ready to show: text cells, already formatted.
+
+    The study layer (above the report) computes it; the report only lays it out, so a
+    number reads the same in the study's Markdown/LaTeX and on the report's pages.
+    """
+
+    id: str  # "chen2023.table1" (its slug names anchors and copied files)
+    title: str
+    caption: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]  # every cell as text, first cell the row label
+    published: tuple[bool, ...]  # per row: a published row (shown apart, PUBLISHED_LABEL)
+    notes: tuple[str, ...] = ()  # footnotes under the table
+    tests: tuple[tuple[str, ...], ...] = ()  # paired tests, one line each, as TEST_HEADER
+    files: tuple[tuple[str, Path], ...] = ()  # (label, file) copied into the report, linked
+    figure: Path | None = None  # a PNG to copy and show (the Fig. 2 scatter)
+
+    def __post_init__(self) -> None:
+        width = len(self.header)
+        if len(self.published) != len(self.rows):
+            raise DataError(
+                f"paper table {self.id}: {len(self.rows)} rows but "
+                f"{len(self.published)} published flags"
+            )
+        for k, row in enumerate(self.rows, 1):
+            if len(row) != width:
+                raise DataError(
+                    f"paper table {self.id}: row {k} has {len(row)} cells, the header {width}"
+                )
+        for k, line in enumerate(self.tests, 1):
+            if len(line) != len(TEST_HEADER):
+                raise DataError(
+                    f"paper table {self.id}: test line {k} has {len(line)} cells, "
+                    f"not {len(TEST_HEADER)} ({', '.join(TEST_HEADER)})"
+                )
+
+
+@dataclass(frozen=True)
+class PaperTableView:
+    """A paper table placed in the report: its anchor, its copied files and figure."""
+
+    table: PaperTable
+    slug: str
+    files: tuple[FigureRef, ...]  # caption = the file's label ("LaTeX"), href its copy
+    figure: FigureRef | None
+
+    @property
+    def numeric(self) -> tuple[bool, ...]:
+        """Per column: right-aligned, where any cell below the label column reads as a
+        number (a "data missing" cell keeps its column's alignment)."""
+        return tuple(
+            k > 0 and any(_NUMBER.match(row[k]) for row in self.table.rows)
+            for k in range(len(self.table.header))
+        )
+
+    @property
+    def blocks(self) -> tuple[tuple[bool, tuple[tuple[str, ...], ...]], ...]:
+        """The rows in runs of published / ours, in the table's order."""
+        out: list[tuple[bool, list[tuple[str, ...]]]] = []
+        for row, published in zip(self.table.rows, self.table.published, strict=True):
+            if not out or out[-1][0] != published:
+                out.append((published, []))
+            out[-1][1].append(row)
+        return tuple((published, tuple(rows)) for published, rows in out)
+
+    @property
+    def significant(self) -> tuple[bool | None, ...]:
+        """Per test line: its p (Holm) below ``ALPHA``; None where it is no number."""
+        verdicts = []
+        for line in self.table.tests:
+            try:
+                verdicts.append(float(line[4]) < ALPHA)
+            except ValueError:
+                verdicts.append(None)
+        return tuple(verdicts)
+
+
+_NUMBER = re.compile(r"^\s*[-+−]?(\d|\.\d)")
+
+
 @dataclass
 class Study:
     """Everything one report holds; figures are requests the figure store resolves."""
@@ -177,6 +267,8 @@ class Study:
     copies: list[FileCopy] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)  # href → FigureRequest
     stamp: str | None = None  # build time, only when asked for
+    paper_tables: list[PaperTableView] = field(default_factory=list)  # a study's tables
+    title: str | None = None  # the report's title ("study chen2023-mini"); None: the default
 
 
 # -- numbers as text, shared by both formats ---------------------------------------------

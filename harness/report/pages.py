@@ -1,9 +1,9 @@
 """The HTML pages, rendered with Jinja2 from the view model; one folder, relative links.
 
-Pages sit at the root (``index.html``) or one level down (``boards/``, ``compare/``); each
-gets ``root``, the way back to the report's root, so every link works from ``file://``.
-The stylesheet and the few lines of sorting/provenance script are copied from
-``static/`` — no CDN, no framework, nothing fetched.
+Pages sit at the root (``index.html``, a study's ``tables.html``) or one level down
+(``boards/``, ``compare/``); each gets ``root``, the way back to the report's root, so
+every link works from ``file://``. The stylesheet and the few lines of sorting/provenance
+script are copied from ``static/`` — no CDN, no framework, nothing fetched.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from posharness.report.model import Study
 
 HERE = Path(__file__).parent
 STATIC = ("report.css", "report.js")
+PAPER_STATIC = "paper.css"  # only in a report with paper tables: others stay as they were
 
 
 @cache
@@ -47,6 +48,8 @@ def _environment():
         settings_text=model.settings_text,
         version=__version__,
         alpha=model.ALPHA,
+        published_label=model.PUBLISHED_LABEL,
+        test_header=model.TEST_HEADER,
     )
     return env
 
@@ -70,6 +73,12 @@ def render_html(study: Study) -> dict[str, str]:
         pages[comparison.href] = env.get_template("compare.html").render(
             study=study, comparison=comparison, root="../"
         )
-    for name in STATIC:
+    static = STATIC
+    if study.paper_tables:
+        pages["tables.html"] = env.get_template("tables.html").render(
+            study=study, root="", tables_page=True
+        )
+        static += (PAPER_STATIC,)
+    for name in static:
         pages[f"static/{name}"] = (HERE / "static" / name).read_text(encoding="utf-8")
     return pages
