@@ -99,3 +99,29 @@ class CellsFailed(PosharnessError):
         ]
         lines += [f"  - {failure}" for failure in self.failures]
         Exception.__init__(self, "\n".join(lines))
+
+
+class StudyFileError(PosharnessError):
+    """A study file that cannot be read as asked: bad TOML, an unknown key or model, a
+    value of the wrong type; the message names the file, the line and the key."""
+
+
+class StudyChanged(PosharnessError):
+    """A study file whose settings changed since stages of it finished: the message says
+    what changed and which finished stages it would invalidate, instead of mixing."""
+
+
+class StagesFailed(PosharnessError):
+    """Stages of a study that failed while the others went on: each with its one-line
+    error; rerunning the study retries exactly these (and what waits on them)."""
+
+    exit_code = 1
+
+    def __init__(self, failures: list[str]) -> None:
+        self.failures = [" ".join(f.split()) for f in failures]
+        lines = [
+            f"{len(self.failures)} stage(s) of the study failed; fix what they say and rerun "
+            "the same `posharness study run` to retry them:"
+        ]
+        lines += [f"  - {failure}" for failure in self.failures]
+        Exception.__init__(self, "\n".join(lines))

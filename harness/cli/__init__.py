@@ -1,7 +1,7 @@
 """The ``posharness`` command line: one module per command, a thin shell over the API.
 
 The core's commands live beside this file: ``run``, ``list``, ``describe``,
-``leaderboard``, ``compare``, ``report``, ``cache`` and the ``build-probes`` group (whose
+``leaderboard``, ``compare``, ``report``, ``cache``, ``study`` and the ``build-probes`` group (whose
 subcommands come from families). Families contribute their own commands (``pretrain``,
 ``loss-curves``, ``build-probes shuffle``) through the entry point group
 ``posharness.commands`` — a name (``pretrain``) or ``GROUP.NAME``
@@ -118,6 +118,7 @@ CORE_COMMANDS = {
     "compare": "posharness.cli.compare_command:compare",
     "report": "posharness.cli.report_command:report",
     "cache": "posharness.cli.cache_commands:cache",
+    "study": "posharness.cli.study_command:study",
 }
 for _name, _target in CORE_COMMANDS.items():
     cli.add_command(_LazyCommand(_name, _target), _name)

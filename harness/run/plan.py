@@ -334,3 +334,20 @@ def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None
                 f"task {task.spec.name} needs a model that is {capability_name(ability)}; "
                 f"{model_name}'s adapter lacks it: drop the task or use another model"
             )
+
+
+def data_problems(config: RunConfig) -> dict[str, list[str]]:
+    """Each task of ``config`` whose data or options stop it, with its problems: what a
+    study checks for every task before any pretraining, and drops with --allow-missing.
+    Writes nothing (no output or cache folder is made)."""
+    from posharness.plugins import tasks as task_registry
+
+    task_names = task_registry.expand(config.tasks)
+    check_task_arg_targets(config.task_args, task_names)
+    found: dict[str, list[str]] = {}
+    for name in task_names:
+        problems: list[PosharnessError] = []
+        _collect(problems, _prepare_task, name, config)
+        if problems:
+            found[name] = [" ".join(str(p).split()) for p in problems]
+    return found

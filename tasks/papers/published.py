@@ -65,8 +65,7 @@ def rows(paper: str, table: str, keys: Iterable[str] | None = None) -> tuple[Pub
         }
         if values:
             note = row.get("note", "")
-            if wanted is None and "average" in row:
-                note = "; ".join(filter(None, (note, f"printed average {row['average']:g}")))
+            average = row.get("average") if wanted is None else None
             published.append(
                 PublishedRow(
                     model=row["model"],
@@ -74,6 +73,8 @@ def rows(paper: str, table: str, keys: Iterable[str] | None = None) -> tuple[Pub
                     mode=row.get("mode", "both"),
                     pe=row.get("pe"),
                     note=note,
+                    average=None if average is None else float(average),
+                    spread={k: float(v) for k, v in row.get("spread", {}).items()},
                 )
             )
     return tuple(published)

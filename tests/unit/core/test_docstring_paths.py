@@ -62,7 +62,7 @@ def _old_flat_path(name: str) -> bool:
 
 
 # Entry-point groups: names in the posharness namespace that are not modules.
-ENTRY_POINT_GROUPS = ("posharness.commands",)
+ENTRY_POINT_GROUPS = ("posharness.commands", "posharness.study_stages", "posharness.study_tables")
 DOTTED = re.compile(r"(?<![\w.])(posharness(?:\.[A-Za-z_]\w*)+)")
 
 # Example paths a reader replaces with their own.

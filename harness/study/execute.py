@@ -1,0 +1,122 @@
+"""Run a study's missing stages: serially here, or pretraining as Ray tasks.
+
+Rerun = resume: a stage recorded as done with the same settings is skipped; a pretraining
+stage that was killed resumes from its last checkpoint (the ``pretrain`` command's own
+resume); an evaluation stage reruns ``evaluate``, which skips the cells that finished. A
+stage that fails is recorded with its one-line error and the stages that need it wait;
+the others go on, and the study ends with every failure listed at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from posharness.base.errors import PosharnessError
+from posharness.study.child import run_command
+from posharness.study.dag import CORPUS, EVALUATE, PRETRAIN, Stage
+from posharness.study.folder import StudyFolder
+from posharness.study.stages import TrainingStage
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class Outcome:
+    done: list[str] = field(default_factory=list)  # run now
+    skipped: list[str] = field(default_factory=list)  # done before
+    failed: dict[str, str] = field(default_factory=dict)  # stage id → one-line error
+    blocked: dict[str, str] = field(default_factory=dict)  # stage id → the failed stage
+
+
+def is_done(stage: Stage, folder: StudyFolder, training: TrainingStage | None) -> bool:
+    record = folder.record(stage.id)
+    if record is None or record.get("status") != "done" or record.get("settings") != stage.digest:
+        return False
+    if stage.kind == PRETRAIN and training is not None and stage.run_folder is not None:
+        return training.finished(stage.run_folder) is not None
+    if stage.kind == EVALUATE:
+        return stage.evaluate["leaderboard"].is_file()
+    return True
+
+
+def run_stages(
+    stages: list[Stage],
+    folder: StudyFolder,
+    training: TrainingStage | None,
+    say: Say,
+    ray: Any = None,
+) -> Outcome:
+    """Every stage not done yet, in order. ``ray``: a :class:`~posharness.study.ray_stages.
+    RayStages` that runs the pretraining stages as Ray tasks (all of them at once)."""
+    outcome = Outcome()
+    pending = []
+    for stage in stages:
+        if is_done(stage, folder, training):
+            outcome.skipped.append(stage.id)
+        else:
+            pending.append(stage)
+    if ray is not None:
+        parallel = [s for s in pending if s.kind in (CORPUS, PRETRAIN)]
+        ray.run(parallel, folder, training, outcome, say)
+        pending = [s for s in pending if s not in parallel]
+    for stage in pending:
+        blocker = next(
+            (d for d in stage.depends if d in outcome.failed or d in outcome.blocked), None
+        )
+        if blocker is not None:
+            outcome.blocked[stage.id] = blocker
+            say(f"{stage.id}: waits for {blocker}, which did not finish")
+            continue
+        folder.mark_running([stage.id])
+        say(f"{stage.id}: running")
+        error = run_one(stage, folder, training)
+        record(stage, folder, training, error, outcome, say)
+    folder.mark_running([])
+    return outcome
+
+
+def run_one(stage: Stage, folder: StudyFolder, training: TrainingStage | None) -> str | None:
+    """One stage, to the end; None when it finished, else its one-line error."""
+    if stage.kind in (CORPUS, PRETRAIN):
+        for argv in stage.commands:
+            error = run_command(argv, folder.log(stage.id))
+            if error is not None:
+                return error
+        return None
+    return _evaluate(stage)
+
+
+def record(
+    stage: Stage,
+    folder: StudyFolder,
+    training: TrainingStage | None,
+    error: str | None,
+    outcome: Outcome,
+    say: Say,
+) -> None:
+    if error is None and stage.kind == PRETRAIN and training is not None:
+        assert stage.run_folder is not None
+        if training.finished(stage.run_folder) is None:
+            error = f"{training.command} ended without a final checkpoint in {stage.run_folder}"
+    if error is None:
+        folder.mark_done(stage.id, stage.digest)
+        outcome.done.append(stage.id)
+        say(f"{stage.id}: done")
+    else:
+        folder.mark_failed(stage.id, stage.digest, error)
+        outcome.failed[stage.id] = error
+        say(f"{stage.id}: failed: {error}")
+
+
+def _evaluate(stage: Stage) -> str | None:
+    from posharness.api import evaluate
+
+    if not stage.evaluate["tasks"]:
+        return None  # every task of the study lacks data here (allow_missing)
+    try:
+        evaluate(**stage.evaluate)
+    except PosharnessError as exc:
+        return str(exc).splitlines()[0] if "\n" in str(exc) else str(exc)
+    return None

@@ -1,0 +1,73 @@
+"""The plan a study prints before it does anything: stages by kind, what is done, what
+will run, and what it will cost (pretraining tokens, evaluation cells), so a study sized
+by mistake for a cluster is seen on a laptop before its first step."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from posharness.study.dag import CORPUS, EVALUATE, PRETRAIN, Stage
+from posharness.study.execute import is_done
+from posharness.study.folder import StudyFolder
+from posharness.study.stages import TrainingStage
+from posharness.study.study_file import Study
+
+
+def plan_lines(
+    study: Study,
+    stages: list[Stage],
+    missing: dict[str, list[str]],
+    folder: StudyFolder,
+    training: TrainingStage | None,
+) -> list[str]:
+    done = {stage.id for stage in stages if is_done(stage, folder, training)}
+    kinds = Counter(stage.kind for stage in stages)
+    left = Counter(stage.kind for stage in stages if stage.id not in done)
+    lines = [f"study {study.name}: {len(study.models)} model(s), folder {folder.root}"]
+    for kind in (CORPUS, PRETRAIN, EVALUATE):
+        if kinds[kind]:
+            lines.append(f"  {kind}: {kinds[kind]} stage(s), {left[kind]} to run")
+    lines += _pretraining_cost(stages, done, training)
+    lines += _evaluation_cost(stages, done)
+    for task, problems in missing.items():
+        lines.append(f"  data missing, {task} left out: {problems[0]}")
+    lines.append(f"  then: boards, tables ({', '.join(study.tables) or 'none'}), report")
+    return lines
+
+
+def _pretraining_cost(
+    stages: list[Stage], done: set[str], training: TrainingStage | None
+) -> list[str]:
+    runs = [s for s in stages if s.kind == PRETRAIN and s.id not in done]
+    if not runs or training is None:
+        return []
+    tokens, steps, notes = 0, 0, set()
+    for stage in runs:
+        assert stage.model is not None
+        estimate = training.estimate(stage.model.pretrain)
+        tokens += estimate.tokens or 0
+        steps += estimate.steps or 0
+        if estimate.note:
+            notes.add(estimate.note)
+    started = [s for s in runs if s.run_folder is not None and training.progress(s.run_folder)]
+    text = f"  cost: {len(runs)} pretraining run(s), {steps:,} steps, {tokens / 1e6:,.1f}M tokens"
+    if started:
+        text += f" ({len(started)} resume from a checkpoint)"
+    return [text + "".join(f"; {note}" for note in sorted(notes))]
+
+
+def _evaluation_cost(stages: list[Stage], done: set[str]) -> list[str]:
+    runs = [s for s in stages if s.kind == EVALUATE and s.id not in done]
+    if not runs:
+        return []
+    cells = 0
+    for stage in runs:
+        keywords = stage.evaluate
+        modes = keywords.get("modes", ("both",))
+        seeds = keywords.get("seeds", (0,))
+        modes = [modes] if isinstance(modes, str) else modes
+        seeds = [seeds] if isinstance(seeds, int) else seeds
+        cells += len(keywords["tasks"]) * len(modes) * len(seeds)
+    return [
+        f"  cost: {cells} evaluation cell(s) over {len(runs)} model(s) (finished cells are skipped)"
+    ]

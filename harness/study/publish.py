@@ -1,0 +1,163 @@
+"""After the stages: the study's tables (Markdown, LaTeX, figures), its HTML report and
+its manifest, all from the study folder's boards — never from a recomputation, so
+``study report`` rebuilds exactly what ``study run`` wrote from the folder alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from posharness.storage.hashing import hash_file
+from posharness.storage.io import atomic_write_json, atomic_write_text
+from posharness.study.dag import EVALUATE, Stage
+from posharness.study.folder import STUDY_COPY, StudyFolder
+from posharness.study.render import draw_scatter, to_latex, to_markdown
+from posharness.study.study_file import Study
+from posharness.study.table_registry import study_table
+from posharness.study.tables import ComputedTable, ModelRow, compute_table
+
+MANIFEST = "manifest.json"
+
+
+def publish(
+    study: Study, folder: StudyFolder, stages: list[Stage], missing: dict[str, list[str]]
+) -> list[Path]:
+    """Write tables, report and manifest; the paths written, for the user."""
+    rows = model_rows(study, folder, stages)
+    tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
+    note = scale_note(study)
+    modes = study.run.get("modes", ["both"])
+    modes = frozenset(
+        p.strip() for m in ([modes] if isinstance(modes, str) else modes) for p in m.split(",")
+    )
+    computed = [
+        compute_table(study_table(t), rows, missing, note, tasks | frozenset(missing), modes)
+        for t in study.tables
+    ]
+    written = write_tables(computed, folder)
+    boards = [row.board for row in rows if row.board.is_file()]
+    if boards:
+        written.append(_report(study, folder, boards, computed))
+    written.append(write_manifest(folder))
+    return written
+
+
+def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[ModelRow]:
+    baselines = set(study.baselines)
+    return [
+        ModelRow(
+            s.row_label,
+            folder.board(s.row_label),
+            s.model is not None and s.model.label in baselines,
+        )
+        for s in stages
+        if s.kind == EVALUATE
+    ]
+
+
+def scale_note(study: Study) -> str:
+    """Our runs' scale and budget, for every caption (the published rows are BERT-base)."""
+    parts = []
+    for model in (m for m in study.models if m.pretrained_here):
+        values = model.pretrain
+        recipe = values.get("recipe")
+        steps = values.get("steps")
+        size = values.get("size", "mini")
+        text = f"size {size}" + (f", recipe {recipe}" if recipe else "")
+        text += f", {steps} steps" if steps else ""
+        parts.append(f"{text}, seeds {', '.join(map(str, model.seeds))}")
+    run = study.run
+    limits = [f"--{k.replace('_', '-')} {run[k]}" for k in ("limit", "train_limit") if run.get(k)]
+    ours = "; ".join(sorted(set(parts))) or "models as given"
+    extra = f"; evaluated with {' '.join(limits)}" if limits else ""
+    notes = " ".join(study.notes)
+    return f"Ours: {ours}{extra}. {notes}".strip()
+
+
+def table_file(folder: StudyFolder, table: ComputedTable, suffix: str) -> Path:
+    return folder.tables / f"{table.spec.id}{suffix}"
+
+
+def write_tables(computed: list[ComputedTable], folder: StudyFolder) -> list[Path]:
+    written = []
+    index = ["# Study tables", ""]
+    for table in computed:
+        markdown = to_markdown(table)
+        atomic_write_text(table_file(folder, table, ".md"), markdown)
+        atomic_write_text(table_file(folder, table, ".tex"), to_latex(table))
+        written += [table_file(folder, table, ".md"), table_file(folder, table, ".tex")]
+        if table.spec.kind == "scatter":
+            written.append(draw_scatter(table, table_file(folder, table, ".png")))
+        index += [markdown, ""]
+    if computed:
+        atomic_write_text(folder.tables / "README.md", "\n".join(index))
+    return written
+
+
+def _report(
+    study: Study, folder: StudyFolder, boards: list[Path], computed: list[ComputedTable]
+) -> Path:
+    from posharness.report import build_report
+    from posharness.report.model import PaperTable
+
+    tables = []
+    for table in computed:
+        figure = table_file(folder, table, ".png")
+        tables.append(
+            PaperTable(
+                id=table.spec.id,
+                title=table.spec.title,
+                caption=table.caption,
+                header=tuple(table.header),
+                rows=tuple(_cells(row) for row in table.rows),
+                published=tuple(row.published for row in table.rows),
+                notes=tuple(table.notes),
+                tests=tuple(_test_cells(line) for line in table.tests),
+                files=(
+                    ("LaTeX", table_file(folder, table, ".tex")),
+                    ("Markdown", table_file(folder, table, ".md")),
+                ),
+                figure=figure if figure.is_file() else None,
+            )
+        )
+    outcome = build_report(
+        boards, folder.report, overwrite=True, paper_tables=tables, title=f"study {study.name}"
+    )
+    return outcome.entry
+
+
+def _cells(row: Any) -> tuple[str, ...]:
+    label = f"{row.label} (published)" if row.published else row.label
+    return (label, row.mode, *(cell.text + cell.mark for cell in row.cells))
+
+
+def _test_cells(line: Any) -> tuple[str, ...]:
+    test = line.comparison.test
+    if test is None:
+        return (line.row, line.column, line.baseline, "–", "–", line.comparison.note)
+    p = test.p_adjusted if test.p_adjusted is not None else test.p_value
+    return (
+        line.row,
+        line.column,
+        line.baseline,
+        f"{-test.delta:+.4f}",
+        f"{p:.3g}",
+        f"{test.name}, n={test.n}",
+    )
+
+
+def write_manifest(folder: StudyFolder) -> Path:
+    """Every file the study's tables rest on, with its SHA-256: the study file, boards,
+    results, pretraining cards and logs, tables. The report is left out: it is made
+    from these."""
+    root = folder.root
+    patterns = [STUDY_COPY, "plan.json", "missing_data.json", "boards/*", "results/**/*",
+                "pretrain/*/loss_log.json", "pretrain/*/final/README.md",
+                "pretrain/*/final/pretraining.json", "pretrain/*/final/config.json",
+                "tables/*"]  # fmt: skip
+    files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
+    entries = {str(p.relative_to(root)): hash_file(p) for p in files if not p.name.startswith(".")}
+    path = root / MANIFEST
+    atomic_write_json(path, {"files": entries})
+    return path

@@ -1,0 +1,126 @@
+"""A computed study table as Markdown, as LaTeX (booktabs) and, for a scatter, a figure.
+
+The three are written from one :class:`~posharness.study.tables.ComputedTable`, so the
+paper-ready LaTeX, the Markdown and the report never disagree on a number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from posharness.study.tables import ComputedTable, TableRow
+
+PUBLISHED_TAG = "published"
+
+
+def _label(row: TableRow) -> str:
+    return f"{row.label} ({PUBLISHED_TAG})" if row.published else row.label
+
+
+def _values(row: TableRow) -> list[str]:
+    return [cell.text + cell.mark for cell in row.cells]
+
+
+def to_markdown(table: ComputedTable) -> str:
+    lines = [f"## {table.spec.title}", "", table.caption, ""]
+    lines.append("| " + " | ".join(table.header) + " |")
+    lines.append("|" + "|".join([":--", ":--"] + ["--:"] * (len(table.header) - 2)) + "|")
+    ours = [r for r in table.rows if not r.published]
+    theirs = [r for r in table.rows if r.published]
+    for row in ours + theirs:
+        lines.append("| " + " | ".join([_label(row), row.mode, *_values(row)]) + " |")
+    lines += [""] + [f"- {note}" for note in table.notes]
+    if table.tests:
+        lines += ["", "Paired tests (Δ = PE − baseline, in the board's unit):", ""]
+        lines.append("| row | column | baseline | Δ | p (Holm) | test |")
+        lines.append("|:--|:--|:--|--:|--:|:--|")
+        for line in table.tests:
+            test = line.comparison.test
+            if test is None:
+                lines.append(
+                    f"| {line.row} | {line.column} | {line.baseline} | – | – | "
+                    f"{line.comparison.note} |"
+                )
+                continue
+            lines.append(
+                f"| {line.row} | {line.column} | {line.baseline} | {-test.delta:+.4f} | "
+                f"{test.p_adjusted if test.p_adjusted is not None else test.p_value:.3g} | "
+                f"{test.name}, n={test.n} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+_LATEX = {"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "Δ": r"$\Delta$",
+          "▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "×": r"$\times$",
+          "→": r"$\rightarrow$", "–": "--", "*": r"$^{*}$"}  # fmt: skip
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(char, char) for char in text)
+
+
+def to_latex(table: ComputedTable) -> str:
+    """A ``table`` with ``booktabs`` rules (\\usepackage{booktabs}, amssymb for ▲▼)."""
+    columns = "ll" + "r" * (len(table.header) - 2)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        rf"\begin{{tabular}}{{{columns}}}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in table.header) + r" \\",
+        r"\midrule",
+    ]
+    ours = [r for r in table.rows if not r.published]
+    theirs = [r for r in table.rows if r.published]
+    for row in ours:
+        lines.append(
+            " & ".join(latex_escape(t) for t in [row.label, row.mode, *_values(row)]) + r" \\"
+        )
+    if theirs:
+        lines.append(r"\midrule")
+        span = len(table.header)
+        lines.append(
+            rf"\multicolumn{{{span}}}{{l}}{{\emph{{{PUBLISHED_TAG}, BERT-base scale}}}} \\"
+        )
+        for row in theirs:
+            cells = [row.label, row.mode, *_values(row)]
+            lines.append(" & ".join(latex_escape(t) for t in cells) + r" \\")
+    caption = " ".join([table.caption, *table.notes])
+    lines += [
+        r"\bottomrule",
+        r"\end{tabular}",
+        rf"\caption{{{latex_escape(caption)}}}",
+        rf"\label{{tab:{table.spec.id.replace('.', '-')}}}",
+        r"\end{table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def draw_scatter(table: ComputedTable, path: Path) -> Path:
+    """Chen et al. Fig. 2: one point per model and mode (x: first column, y: second);
+    published points hollow."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    markers = {"both": "o", "contextual": "s", "positional": "^"}
+    for row in table.rows:
+        x, y = (row.cells[0].value, row.cells[1].value) if len(row.cells) > 1 else (None, None)
+        if x is None or y is None:
+            continue
+        face = "none" if row.published else None
+        ax.scatter([x], [y], marker=markers.get(row.mode, "o"), facecolors=face,
+                   edgecolors="black" if row.published else None)  # fmt: skip
+        ax.annotate(f"{_label(row)} · {row.mode}", (x, y), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")  # fmt: skip
+    ax.set_xlabel(table.header[2])
+    ax.set_ylabel(table.header[3])
+    ax.set_title(table.spec.title, fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return path

@@ -1,0 +1,291 @@
+"""A study file (TOML) read into a :class:`Study`, every key checked before any work.
+
+The keys of ``[pretrain]`` and ``[run]`` are ``posharness pretrain``'s and ``posharness
+run``'s options by their documented names (``batch_size`` or ``batch-size``), checked by
+those options' own declarations: an option added to either command is a study key with no
+code here. A problem is one line naming the file, the line and the key, with close
+matches for a misspelt one (docs/studies.md has the format).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from posharness.base.errors import OptionError, PosharnessError, StudyFileError
+from posharness.run.option_schema import EVALUATE, RUN_OPTIONS, Option, config_from, options_of
+from posharness.study.stages import TrainingStage
+
+SECTIONS = ("study", "model", "pretrain", "run", "resources")
+STUDY_KEYS = ("name", "output", "tables", "baselines", "allow_missing", "description", "notes")
+MODEL_KEYS = ("name", "label", "seeds", "model_args", "pretrain")
+RESOURCE_KEYS = ("cpus_per_pretrain", "gpus_per_pretrain", "processes_per_pretrain")
+# run options a study sets itself: each model's spec, its results folder and its board
+RUN_RESERVED = frozenset({"models", "output_dir", "leaderboard"})
+
+
+@dataclass(frozen=True)
+class StudyModel:
+    """One row source of the study's tables: a PE pretrained here, or a model used as is."""
+
+    spec: str  # ``bert-a`` (pretrained here), ``hf:…``, ``minilm``, ``tupe-r@checkpoint``
+    label: str  # its name in tables and boards
+    seeds: tuple[int, ...]  # pretraining seeds; () for a model used as given
+    pretrain: Mapping[str, Any] = field(default_factory=dict)  # [pretrain] with overrides
+    model_args: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def pretrained_here(self) -> bool:
+        return bool(self.seeds)
+
+    def row_label(self, seed: int | None) -> str:
+        """The label of one pretraining seed's row (the bare label with one seed)."""
+        return self.label if seed is None or len(self.seeds) < 2 else f"{self.label} s{seed}"
+
+
+@dataclass(frozen=True)
+class Study:
+    path: Path  # the study file
+    text: str  # its text, as read
+    name: str
+    folder: Path  # the study folder: everything the study writes
+    models: tuple[StudyModel, ...]
+    run: Mapping[str, Any]  # evaluate()'s keywords, checked
+    tables: tuple[str, ...]
+    baselines: tuple[str, ...]  # labels of the models every other is tested against
+    allow_missing: bool = False
+    resources: Mapping[str, float] = field(default_factory=dict)
+    description: str = ""
+    notes: tuple[str, ...] = ()  # added to every table's caption (substitute data, bounds)
+
+
+def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = None) -> Study:
+    """The study at ``path``; a :class:`StudyFileError` names the first problem found.
+    ``folder``: the study folder, when ``path`` is the copy a study folder keeps."""
+    if not path.is_file():
+        raise StudyFileError(f"{path}: no such study file (posharness reproduce NAME writes one)")
+    text = path.read_text(encoding="utf-8")
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyFileError(f"{path}: not valid TOML ({exc})") from None
+    where = _Locator(path, text)
+    _check_keys(where, "", document, SECTIONS)
+    head = _table(where, document, "study")
+    _check_keys(where, "study", head, STUDY_KEYS)
+    base = path.parent
+    pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
+    models = _models(where, document.get("model"), stage, pretrain)
+    run = _run_values(where, _table(where, document, "run"), base)
+    labels = [m.label for m in models]
+    baselines = tuple(_names(where, "study", "baselines", head.get("baselines", labels[:1])))
+    for label in baselines:
+        if label not in labels:
+            raise where.error("study", "baselines", f"{label!r} is not a model label", labels)
+    resources = _table(where, document, "resources")
+    _check_keys(where, "resources", resources, RESOURCE_KEYS)
+    return Study(
+        path=path,
+        text=text,
+        name=str(head.get("name") or path.stem),
+        folder=folder or (base / str(head.get("output") or path.stem)).resolve(),
+        models=models,
+        run=run,
+        tables=tuple(_names(where, "study", "tables", head.get("tables", []))),
+        baselines=baselines,
+        allow_missing=bool(head.get("allow_missing", False)),
+        resources={k: float(v) for k, v in resources.items()},
+        description=str(head.get("description", "")),
+        notes=tuple(str(note) for note in _list(where, "notes", head.get("notes", []))),
+    )
+
+
+def _list(where: _Locator, key: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise where.error("study", key, "give a list")
+    return value
+
+
+class _Locator:
+    """Finds the line of a key, for messages that point at it."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def line_of(self, section: str, key: str) -> int | None:
+        current = ""
+        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+        for number, line in enumerate(self.lines, 1):
+            header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?", line)
+            if header:
+                current = header.group(1)
+                if not section and current == key:
+                    return number
+                continue
+            if current.split(".")[0] == (section or current) and pattern.match(line):
+                return number
+        return None
+
+    def error(self, section: str, key: str, problem: str, choices: Any = ()) -> StudyFileError:
+        line = self.line_of(section, key)
+        at = f"{self.path}" + (f" line {line}" if line else "")
+        name = f"[{section}] {key}" if section else f"[{key}]"
+        close = difflib.get_close_matches(key, [str(c) for c in choices], n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        return StudyFileError(f"{at}: {name}: {problem}{hint}")
+
+
+def _table(where: _Locator, document: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = document.get(name, {})
+    if not isinstance(value, dict):
+        raise where.error("", name, "must be a table ([" + name + "] followed by keys)")
+    return {key.replace("-", "_"): item for key, item in value.items()}
+
+
+def _check_keys(where: _Locator, section: str, table: Mapping[str, Any], known: Any) -> None:
+    for key in table:
+        if key not in known:
+            listed = ", ".join(known)
+            raise where.error(section, key, f"unknown key; known keys: {listed}", known)
+
+
+def _names(where: _Locator, section: str, key: str, value: Any) -> list[str]:
+    listed = [value] if isinstance(value, str) else value
+    if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
+        raise where.error(section, key, "give a name or a list of names")
+    return [part.strip() for item in listed for part in item.split(",") if part.strip()]
+
+
+def _pretrain_values(
+    where: _Locator, table: dict[str, Any], stage: TrainingStage | None, base: Path
+) -> dict[str, Any]:
+    if not table:
+        return {}
+    if stage is None:
+        raise where.error("", "pretrain", "no installed family pretrains models")
+    options = {option.name: option for option in stage.options}
+    known = [name for name in options if name not in stage.reserved]
+    values = {}
+    for key, value in table.items():
+        if key in stage.reserved:
+            raise where.error("pretrain", key, "is set by the study itself: remove it")
+        if key not in options:
+            raise where.error(
+                "pretrain", key, "not an option of posharness " + stage.command, known
+            )
+        values[key] = _checked(where, "pretrain", options[key], value, base)
+    return values
+
+
+def _checked(where: _Locator, section: str, option: Option, value: Any, base: Path) -> Any:
+    """One [pretrain] value checked against its option's declared type and choices."""
+    expected = {bool: "true or false", int: "a whole number", float: "a number"}
+    if option.multiple or option.parse is not None and option.type is str:
+        if not isinstance(value, dict | list):
+            raise where.error(section, option.name, "give a table of KEY = VALUE")
+        return value
+    if option.type is bool and not isinstance(value, bool):
+        raise where.error(section, option.name, f"expected {expected[bool]}")
+    if option.type is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise where.error(section, option.name, f"expected {expected[int]}, got {value!r}")
+    if option.type is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise where.error(section, option.name, f"expected {expected[float]}, got {value!r}")
+        return float(value)
+    if option.choices and value not in option.choices:
+        raise where.error(
+            section,
+            option.name,
+            f"{value!r} is not one of {', '.join(option.choices)}",
+            option.choices,
+        )
+    if option.type is Path:
+        return _path(str(value), base)
+    return value
+
+
+def _path(text: str, base: Path) -> str:
+    """A path relative to the study file's folder (a hub name ``hf:…`` is kept)."""
+    if text.startswith("hf:") or Path(text).is_absolute():
+        return text
+    return str((base / text).resolve())
+
+
+def _models(
+    where: _Locator, entries: Any, stage: TrainingStage | None, pretrain: Mapping[str, Any]
+) -> tuple[StudyModel, ...]:
+    if not isinstance(entries, list) or not entries:
+        raise where.error("", "model", "a study needs [[model]] entries, one per PE or model")
+    models, seen = [], set()
+    for entry in entries:
+        entry = {key.replace("-", "_"): value for key, value in entry.items()}
+        _check_keys(where, "model", entry, MODEL_KEYS)
+        spec = entry.get("name")
+        if not isinstance(spec, str) or not spec:
+            raise where.error("model", "name", "every [[model]] needs a name")
+        _check_model_name(where, spec, stage)
+        trainable = stage is not None and "@" not in spec and stage.can_pretrain(spec)
+        seeds = entry.get("seeds", [0] if trainable else [])
+        seeds = [seeds] if isinstance(seeds, int) else seeds
+        if not isinstance(seeds, list) or not all(type(s) is int for s in seeds):
+            raise where.error("model", "seeds", "give a list of whole numbers (pretraining seeds)")
+        if seeds and not trainable:
+            raise where.error("model", "seeds", f"{spec} is not pretrained here: remove seeds")
+        here = bool(seeds)  # seeds = [] uses a trainable name as it is (random weights)
+        overrides = _pretrain_values(where, dict(entry.get("pretrain", {})), stage, Path("."))
+        label = str(entry.get("label") or spec)
+        if label in seen:
+            raise where.error("model", "label", f"two models are labelled {label!r}")
+        seen.add(label)
+        if here and "corpus" not in {**pretrain, **overrides}:
+            raise where.error("pretrain", "corpus", f"{spec} is pretrained here: give a corpus")
+        models.append(
+            StudyModel(
+                spec=spec,
+                label=label,
+                seeds=tuple(int(s) for s in seeds),
+                pretrain={**pretrain, **overrides} if here else {},
+                model_args={str(k): str(v) for k, v in dict(entry.get("model_args", {})).items()},
+            )
+        )
+    return tuple(models)
+
+
+def _check_model_name(where: _Locator, spec: str, stage: TrainingStage | None) -> None:
+    """An unknown model fails here, with close matches, before any stage runs."""
+    from posharness.contracts.model_spec import parse_model_spec, registered_factory
+
+    try:
+        registered_factory(parse_model_spec(spec))
+    except PosharnessError as exc:
+        raise StudyFileError(f"{where.path} line {where.line_of('model', 'name')}: {exc}") from None
+
+
+def _run_values(where: _Locator, table: dict[str, Any], base: Path) -> dict[str, Any]:
+    known = {option.name: option for option in options_of(EVALUATE, RUN_OPTIONS)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key in RUN_RESERVED:
+            raise where.error("run", key, "is set by the study itself: remove it")
+        if key not in known and key != "no_cache":
+            raise where.error("run", key, "not an option of posharness run", list(known))
+        if known.get(key) is not None and known[key].type is Path and isinstance(value, str):
+            value = _path(value, base)
+        values[key] = value
+    if values.pop("no_cache", False):
+        values["cache_dir"] = None
+    for key in ("tasks",):
+        if key not in values:
+            raise where.error("run", key, "a study needs [run] tasks (task or group names)")
+    try:
+        config_from({**values, "models": ["checked-later"]})
+    except OptionError as exc:
+        key = re.search(r"evaluate\((\w+)=", str(exc))
+        name = key.group(1) if key else "tasks"
+        raise where.error("run", name, str(exc).replace(f"evaluate({name}=", "(")) from None
+    return values

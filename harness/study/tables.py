@@ -1,0 +1,233 @@
+"""Study tables: the papers' tables with our models as rows, read from the study's boards,
+the published rows beside them, and a paired test of every PE against each baseline.
+
+A cell never shows a blank or a zero for something not measured: a task whose data is
+missing reads "data missing" (its fix in a note), a stage that did not finish reads "not
+run". The tests are the ``compare`` machinery's (``boards.compare``): the statistic the
+board prints, tested on per-example outputs (McNemar, sign-flip permutation or a paired
+bootstrap of the aggregate), Holm-adjusted over every test of one table. A table shows a
+column scaled to the paper's unit (×100); scaling does not change a test.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from posharness.boards.compare import (
+    MetricComparison,
+    RowFilter,
+    adjust_comparisons,
+    compare_metrics,
+    pair_rows,
+)
+from posharness.boards.leaderboard import Leaderboard, Row, load
+from posharness.study.table_spec import StudyColumn, StudyTable
+
+MISSING, NOT_RUN, NOT_REPORTED = "data missing", "not run", "not reported"
+NOT_IN_STUDY, UNDEFINED = (
+    "not in study",
+    "n/a",
+)  # a task the study left out; a metric the model lacks
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One of our rows' sources: a model's label and its board."""
+
+    label: str
+    board: Path
+    baseline: bool = False
+
+
+@dataclass
+class Cell:
+    text: str
+    value: float | None = None  # in the column's unit (scaled)
+    mark: str = ""  # "▲"/"▼": significantly above / below a baseline after Holm
+
+
+@dataclass
+class TableRow:
+    label: str
+    mode: str
+    cells: list[Cell]
+    published: bool = False
+    note: str = ""
+
+
+@dataclass
+class TestLine:
+    model: str
+    mode: str
+    column: str
+    baseline: str
+    comparison: MetricComparison
+
+    @property
+    def row(self) -> str:
+        return f"{self.model} ({self.mode})"
+
+
+@dataclass
+class ComputedTable:
+    spec: StudyTable
+    header: list[str]
+    rows: list[TableRow]
+    caption: str
+    notes: list[str] = field(default_factory=list)
+    tests: list[TestLine] = field(default_factory=list)
+
+
+def compute_table(
+    spec: StudyTable,
+    models: list[ModelRow],
+    missing: dict[str, list[str]],
+    scale_note: str,
+    tasks: frozenset[str] = frozenset(),
+    modes: frozenset[str] = frozenset(),
+) -> ComputedTable:
+    """``tasks`` and ``modes``: the study's (empty: all count as in the study). A table's
+    row modes the study did not run are left out; a column fixed to such a mode reads
+    "not in study"."""
+    boards = {m.label: _load(m.board) for m in models}
+    header = ["model", "mode", *(c.label for c in spec.columns)]
+    if spec.average:
+        header.append(spec.average)
+    rows: list[TableRow] = []
+    row_modes = [m for m in spec.modes if not modes or m in modes] or list(spec.modes[:1])
+    for model in models:
+        for mode in row_modes:
+            cells = [
+                _cell(boards[model.label], col, col.mode or mode, missing, spec, tasks, modes)
+                for col in spec.columns
+            ]
+            rows.append(TableRow(model.label, mode, cells + _average(spec, cells)))
+    tests = _tests(spec, models, boards)
+    _mark(rows, tests, spec)
+    for row in spec.published:
+        cells = [_published(row.values.get(c.key), spec) for c in spec.columns]
+        if spec.average:
+            cells.append(_published(row.average, spec))
+        rows.append(TableRow(row.model, row.mode, cells, published=True, note=row.note))
+    notes = [f"{task}: {MISSING}: {problems[0]}" for task, problems in missing.items()
+             if task in spec.tasks]  # fmt: skip
+    tested = sum(line.comparison.test is not None for line in tests)
+    if tested:
+        notes.append(
+            "▲/▼: above/below the baseline in a paired test of the printed statistic, "
+            f"Holm-adjusted over this table's {tested} tests, p < {ALPHA}"
+        )
+    if any(cell.text == UNDEFINED for row in rows for cell in row.cells):
+        notes.append(f"{UNDEFINED}: the task ran but defines no such value for this model")
+    source = spec.source
+    published = (
+        f"Published rows: {source.paper}, {source.table}, {source.page} ({source.scale})."
+        if spec.published
+        else ""
+    )
+    caption = " ".join(part for part in (spec.caption, scale_note, published) if part)
+    return ComputedTable(spec, header, rows, caption, notes, tests)
+
+
+@functools.cache
+def main_metric(task: str) -> str:
+    from posharness.api import get_task
+
+    return get_task(task).spec.main_metric
+
+
+def _load(path: Path) -> Leaderboard | None:
+    return load(path) if path.is_file() else None
+
+
+def _row(board: Leaderboard | None, mode: str) -> Row | None:
+    if board is None:
+        return None
+    return next((r for r in board.rows if r.mode == mode), None)
+
+
+def _key(column: StudyColumn) -> str:
+    return f"{column.task}/{column.metric or main_metric(column.task)}"
+
+
+def _cell(
+    board: Leaderboard | None,
+    column: StudyColumn,
+    mode: str,
+    missing: dict[str, list[str]],
+    spec: StudyTable,
+    tasks: frozenset[str],
+    modes: frozenset[str],
+) -> Cell:
+    if column.task in missing:
+        return Cell(MISSING)
+    if tasks and column.task not in tasks or column.mode and modes and column.mode not in modes:
+        return Cell(NOT_IN_STUDY)
+    row = _row(board, mode)
+    score = row.scores.get(_key(column)) if row is not None else None
+    if score is None:
+        ran = row is not None and any(k.startswith(f"{column.task}/") for k in row.scores)
+        return Cell(UNDEFINED if ran else NOT_RUN)
+    value = score.mean * column.scale
+    return Cell(f"{value:.{spec.digits}f}", value)
+
+
+def _average(spec: StudyTable, cells: list[Cell]) -> list[Cell]:
+    if not spec.average:
+        return []
+    kept = [c for c, col in zip(cells, spec.columns, strict=True) if col.in_average]
+    if any(c.value is None for c in kept):
+        return [Cell("incomplete")]
+    value = sum(c.value for c in kept if c.value is not None) / len(kept)
+    return [Cell(f"{value:.{spec.digits}f}", value)]
+
+
+def _published(value: float | None, spec: StudyTable) -> Cell:
+    if value is None:
+        return Cell(NOT_REPORTED)
+    return Cell(f"{value:.{spec.digits}f}", value)
+
+
+def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestLine]:
+    """Every PE against each baseline, per mode and column, Holm-adjusted together."""
+    from posharness.boards.cell_outputs import row_outputs_from_files
+
+    lines: list[TestLine] = []
+    for baseline in (m for m in models if m.baseline):
+        for model in (m for m in models if m.label != baseline.label):
+            left, right = boards[model.label], boards[baseline.label]
+            if left is None or right is None:
+                continue
+            for column in spec.columns:
+                for mode in (column.mode,) if column.mode else spec.modes:
+                    pairs = pair_rows(left, right, RowFilter(modes=(mode,)))
+                    key = _key(column)
+                    if not pairs or key not in pairs[0][0].scores or key not in pairs[0][1].scores:
+                        continue
+                    a, b = pairs[0]
+                    lost: list[str] = []
+                    out_a = row_outputs_from_files(a, model.board, lost, [])
+                    out_b = row_outputs_from_files(b, baseline.board, lost, [])
+                    (comparison,) = compare_metrics([key], a, b, out_a, out_b)
+                    lines.append(
+                        TestLine(model.label, mode, column.label, baseline.label, comparison)
+                    )
+    adjust_comparisons([line.comparison for line in lines])
+    return lines
+
+
+def _mark(rows: list[TableRow], tests: list[TestLine], spec: StudyTable) -> None:
+    labels = [c.label for c in spec.columns]
+    for line in tests:
+        test = line.comparison.test
+        if test is None or test.p_adjusted is None or test.p_adjusted >= ALPHA:
+            continue
+        index = labels.index(line.column)
+        fixed = spec.columns[index].mode
+        delta = (line.comparison.a or 0.0) - (line.comparison.b or 0.0)
+        for row in rows:
+            if not row.published and row.label == line.model and (fixed or row.mode) == line.mode:
+                row.cells[index].mark = "▲" if delta > 0 else "▼"

@@ -1,0 +1,182 @@
+"""``study run`` and ``study status`` as functions: read the file, check everything, plan,
+show the plan, run what is missing, then build boards' tables and the report.
+
+Checks come before any work and all at once: the file's keys, the models, and the data
+of every task (a study whose tasks need data that is missing lists every problem before
+any pretraining starts; with ``allow_missing`` it drops those tasks and its tables say
+"data missing" with the fix).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from posharness.base.errors import OutputError, PlanProblems, StagesFailed
+from posharness.storage.io import atomic_write_json, claimed
+from posharness.study.changes import refuse_or_discard, save_plan
+from posharness.study.dag import Stage, build_stages
+from posharness.study.execute import Outcome, is_done, run_stages
+from posharness.study.folder import StudyFolder
+from posharness.study.plan_text import plan_lines
+from posharness.study.stages import training_stage
+from posharness.study.study_file import Study, read_study
+
+MISSING_FILE = "missing_data.json"
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Planned:
+    study: Study
+    stages: list[Stage]
+    missing: dict[str, list[str]]  # task → its data problems (dropped with allow_missing)
+
+
+def plan_study(path: Path, allow_missing: bool | None = None) -> Planned:
+    """The study and its stages, every input checked; nothing is run or written."""
+    training = training_stage()
+    study = read_study(path, training)
+    allow = study.allow_missing if allow_missing is None else allow_missing
+    missing = missing_data(study)
+    if missing and not allow:
+        problems = [f"{task}: {problem}" for task, found in missing.items() for problem in found]
+        problems.append(
+            "to run the rest and mark these columns 'data missing', rerun with --allow-missing "
+            "(or set [study] allow_missing = true)"
+        )
+        raise PlanProblems(problems)
+    return Planned(study, build_stages(study, training, frozenset(missing)), missing)
+
+
+def missing_data(study: Study) -> dict[str, list[str]]:
+    """Every task of the study whose data (or options) stop it, with the problems."""
+    from posharness.run.option_schema import config_from
+    from posharness.run.plan import data_problems
+
+    folder = StudyFolder(study.folder)
+    config = config_from(
+        {**study.run, "models": ["checked-per-stage"], "output_dir": folder.results}
+    )
+    return data_problems(config)
+
+
+def run_study(
+    path: Path,
+    say: Say,
+    allow_missing: bool | None = None,
+    discard_changed: bool = False,
+) -> Outcome:
+    """Run the study at ``path`` to the end, resuming whatever ran before."""
+    planned = plan_study(path, allow_missing)
+    study, stages = planned.study, planned.stages
+    folder = StudyFolder(study.folder)
+    folder.root.mkdir(parents=True, exist_ok=True)
+    training = training_stage()
+    with claimed(folder.lock, what=f"study folder {folder.root}") as held:
+        if not held:
+            raise OutputError(
+                f"another `posharness study run` is running in {folder.root}: let it finish "
+                "(`posharness study status` shows it) or stop it, then rerun"
+            )
+        discarded = refuse_or_discard(stages, folder, discard_changed)
+        for stage_id in discarded:
+            say(f"{stage_id}: discarded (its settings changed)")
+        for line in plan_lines(study, stages, planned.missing, folder, training):
+            say(line)
+        folder.save_study_copy(study.text)
+        save_plan(stages, folder)
+        atomic_write_json(folder.root / MISSING_FILE, planned.missing)
+        ray = _ray_stages(study)
+        try:
+            outcome = run_stages(stages, folder, training, say, ray)
+        finally:
+            if ray is not None:
+                ray.close()
+        from posharness.study.publish import publish
+
+        for written in publish(study, folder, stages, planned.missing):
+            say(f"wrote {written}")
+    if outcome.failed:
+        raise StagesFailed([f"{sid}: {error}" for sid, error in outcome.failed.items()])
+    return outcome
+
+
+def _ray_stages(study: Study) -> Any:
+    if study.run.get("executor", "serial") != "ray":
+        return None
+    from posharness.study.ray_stages import RayStages
+
+    return RayStages(study)
+
+
+def study_status(path: Path) -> list[tuple[str, str, str]]:
+    """(stage, state, detail) per stage: done, running, failed (with its error), pending
+    (with progress where a stage has some)."""
+    planned = plan_study(path, allow_missing=True)
+    folder = StudyFolder(planned.study.folder)
+    training = training_stage()
+    running = set(folder.running()) if _locked(folder) else set()
+    rows = []
+    for stage in planned.stages:
+        record = folder.record(stage.id) or {}
+        if stage.id in running:
+            state, detail = "running", _progress(stage, training)
+        elif is_done(stage, folder, training):
+            state, detail = "done", record.get("at", "")
+        elif record.get("status") == "failed" and record.get("settings") == stage.digest:
+            state, detail = "failed", record.get("error", "")
+        else:
+            state, detail = "pending", _progress(stage, training)
+        rows.append((stage.id, state, detail))
+    for task, problems in planned.missing.items():
+        rows.append((f"data/{task}", "missing", problems[0]))
+    return rows
+
+
+def _locked(folder: StudyFolder) -> bool:
+    if not folder.root.is_dir():
+        return False
+    with claimed(folder.lock, what=f"study folder {folder.root}") as held:
+        return not held
+
+
+def _progress(stage: Stage, training: Any) -> str:
+    if stage.run_folder is None or training is None:
+        return ""
+    step = training.progress(stage.run_folder)
+    return f"checkpoint at step {step}" if step else ""
+
+
+def read_missing(folder: StudyFolder) -> dict[str, list[str]]:
+    try:
+        return json.loads((folder.root / MISSING_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def rebuild_report(target: Path) -> list[Path]:
+    """Tables, report and manifest again, from a study folder (or the folder of a study
+    file) alone: its boards and the copy of the study file it keeps."""
+    from posharness.base.errors import StudyFileError
+    from posharness.study.folder import STUDY_COPY
+    from posharness.study.publish import publish
+
+    training = training_stage()
+    if target.is_dir():
+        copy = target / STUDY_COPY
+        if not copy.is_file():
+            raise StudyFileError(
+                f"{target} holds no {STUDY_COPY}: give a study folder `study run` wrote, or "
+                "its study file"
+            )
+        study = read_study(copy, training, folder=target.resolve())
+    else:
+        study = read_study(target, training)
+    folder = StudyFolder(study.folder)
+    missing = read_missing(folder)
+    stages = build_stages(study, training, frozenset(missing))
+    return publish(study, folder, stages, missing)

@@ -1,0 +1,112 @@
+"""Pretraining as a study stage (``posharness.study.stages.TrainingStage``): the study
+layer drives ``posharness pretrain`` through the options it declares, prepares the corpus
+once for every PE and seed, and reads a run folder to tell finished, started or new.
+
+Declared through the entry point group ``posharness.study_stages``, so the core, which
+imports no family, finds it the way it finds tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from posharness.models.pretrain.commands import PRETRAIN_OPTIONS
+from posharness.study.stages import Estimate, TrainingStage
+
+# What the study sets for every run: the model and seed come from its [[model]] entries,
+# the run folder from the study folder, the tokenizer and prepared corpus from its corpus
+# stage; a plan-only run would never finish.
+RESERVED = frozenset({"name", "seed", "out", "plan_only", "prepared_dir"})
+
+
+def _can_pretrain(name: str) -> bool:
+    from posharness.models.zoo.encoder import NAMED_MODELS
+
+    return name in NAMED_MODELS
+
+
+def _settings(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's settings as ``pretrain`` resolves them: command defaults, then the
+    recipe's, then the given values."""
+    from posharness.models.pretrain.recipes import recipe
+
+    chosen = {option.name: option.default for option in PRETRAIN_OPTIONS}
+    if values.get("recipe"):
+        chosen |= recipe(values["recipe"]).settings
+    return chosen | {k: v for k, v in values.items() if v is not None}
+
+
+def _corpus_commands(
+    values: Mapping[str, Any], folder: Path
+) -> tuple[list[list[str]], dict[str, Any]]:
+    """Train the tokenizer once and pack the corpus once per block length, for every run."""
+    settings = _settings(values)
+    corpus = str(values["corpus"])
+    commands: list[list[str]] = []
+    tokenizer = values.get("tokenizer")
+    if tokenizer is None:
+        tokenizer = str(folder / "tokenizer")
+        vocab = str(settings["vocab_size"])
+        commands.append(
+            ["train-tokenizer", "--corpus", corpus, "--vocab-size", vocab, "--out", tokenizer]
+        )
+    prepared = str(folder / "prepared")
+    lengths = [settings["block_size"]] + [settings.get("long_block_size") or 0]
+    for length in dict.fromkeys(length for length in lengths if length):
+        commands.append(
+            ["prepare-corpus", "--corpus", corpus, "--tokenizer", str(tokenizer),
+             "--block-size", str(length), "--out", prepared]
+        )  # fmt: skip
+    return commands, {"tokenizer": str(tokenizer), "prepared_dir": prepared}
+
+
+def _finished(run_folder: Path) -> Path | None:
+    from posharness.models.zoo.checkpoints import FINAL
+
+    final = run_folder / FINAL
+    return final if (final / "config.json").is_file() else None
+
+
+def _progress(run_folder: Path) -> int | None:
+    from posharness.models.pretrain.checkpoint import latest_checkpoint
+
+    saved = latest_checkpoint(run_folder) if run_folder.is_dir() else None
+    return saved.step if saved is not None else None
+
+
+def _estimate(values: Mapping[str, Any]) -> Estimate:
+    settings = _settings(values)
+    steps = settings.get("steps")
+    budget = None
+    if values.get("recipe") and "steps" not in values:
+        from posharness.models.pretrain.recipes import recipe
+
+        budget = recipe(values["recipe"]).budget_hours
+    if budget is not None:
+        return Estimate(None, None, f"{budget:g} h budget: steps measured at the start")
+    if not steps:
+        return Estimate(None, None, "no step count")
+    long_length = settings.get("long_block_size") or settings["block_size"]
+    long_steps = round(steps * settings["long_fraction"]) if settings.get("long_block_size") else 0
+    tokens = (steps - long_steps) * settings["batch_size"] * settings["block_size"]
+    tokens += long_steps * settings["batch_size"] * long_length
+    return Estimate(steps, tokens)
+
+
+def _spec(name: str, checkpoint: Path) -> str:
+    return f"{name}@{checkpoint}"
+
+
+STAGE = TrainingStage(
+    command="pretrain",
+    options=PRETRAIN_OPTIONS,
+    reserved=RESERVED,
+    can_pretrain=_can_pretrain,
+    corpus_commands=_corpus_commands,
+    finished=_finished,
+    progress=_progress,
+    estimate=_estimate,
+    spec=_spec,
+)

@@ -1,0 +1,148 @@
+"""A study run end to end on zoo PEs at random weights: every stage, the tables beside the
+published rows, resume, status, a report rebuilt from the folder alone, and an edited file
+that would mix old and new settings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from posharness.base.errors import PlanProblems, StudyChanged
+from posharness.storage.hashing import hash_file
+from posharness.study.workflow import rebuild_report, run_study, study_status
+from tests.unit.study.conftest import write_study
+
+
+def _quiet(line: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.unit.study.conftest import GEOMETRY_RUN
+
+    folder = tmp_path_factory.mktemp("study")
+    path = write_study(
+        folder,
+        """
+[study]
+name = "geometry-check"
+tables = ["chen2023.fig2", "tisa2021.toeplitz"]
+baselines = ["BERT-A"]
+
+[[model]]
+name = "bert-a"
+label = "BERT-A"
+seeds = []
+
+[[model]]
+name = "rope"
+label = "RoPE"
+seeds = []
+"""
+        + GEOMETRY_RUN,
+    )
+    run_study(path, _quiet)
+    return path
+
+
+def test_a_study_writes_every_table_as_markdown_latex_and_in_the_report(finished: Path) -> None:
+    tables = finished.parent / "study" / "tables"
+    for stem in ("chen2023.fig2", "tisa2021.toeplitz"):
+        assert (tables / f"{stem}.md").is_file() and (tables / f"{stem}.tex").is_file()
+    assert (tables / "chen2023.fig2.png").is_file()
+    markdown = (tables / "chen2023.fig2.md").read_text()
+    assert "| BERT-A | both |" in markdown and "| RoPE | positional |" in markdown
+    assert "BERT (published) | both | 16.2 | 87.9" in markdown  # Chen et al. Table 3
+    latex = (tables / "chen2023.fig2.tex").read_text()
+    assert r"\toprule" in latex and r"\bottomrule" in latex and "published" in latex
+    report = (finished.parent / "study" / "report").rglob("*.html")
+    assert any("RoPE" in page.read_text() and "Fig. 2" in page.read_text() for page in report)
+
+
+def test_the_table_value_is_the_board_value_scaled(finished: Path) -> None:
+    board = json.loads((finished.parent / "study" / "boards" / "RoPE.json").read_text())
+    row = next(r for r in board["rows"] if r["mode"] == "both")
+    locality = row["scores"]["locality_symmetry/locality"]["mean"] * 100
+    markdown = (finished.parent / "study" / "tables" / "chen2023.fig2.md").read_text()
+    assert f"| RoPE | both | {locality:.1f} |" in markdown
+
+
+def test_rerunning_a_finished_study_runs_nothing_and_changes_no_table(finished: Path) -> None:
+    table = finished.parent / "study" / "tables" / "chen2023.fig2.tex"
+    before = table.read_bytes()
+    outcome = run_study(finished, _quiet)
+    assert outcome.done == [] and len(outcome.skipped) == 2
+    assert table.read_bytes() == before
+
+
+def test_status_lists_every_stage_as_done(finished: Path) -> None:
+    rows = study_status(finished)
+    assert [(stage, state) for stage, state, _ in rows] == [
+        ("evaluate/BERT-A", "done"),
+        ("evaluate/RoPE", "done"),
+    ]
+
+
+def test_the_report_is_rebuilt_from_the_folder_alone(finished: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "shared-study"
+    shutil.copytree(finished.parent / "study", copy)
+    before = (copy / "tables" / "chen2023.fig2.md").read_text()
+    shutil.rmtree(copy / "tables")
+    shutil.rmtree(copy / "report")
+    rebuild_report(copy)
+    assert (copy / "tables" / "chen2023.fig2.md").read_text() == before
+    manifest = json.loads((copy / "manifest.json").read_text())["files"]
+    assert manifest["study.toml"] == hash_file(copy / "study.toml")
+    assert any(name.startswith("boards/") for name in manifest)
+    assert not any(str(finished.parent) in name for name in manifest)
+
+
+def test_an_edited_task_option_names_what_changed_and_what_it_invalidates(
+    finished: Path,
+) -> None:
+    text = finished.read_text()
+    edited = write_study(finished.parent, text.replace('words = "12"', 'words = "13"'), "b.toml")
+    edited.write_text(text.replace('words = "12"', 'words = "13"'))
+    finished_copy = finished.read_text()
+    try:
+        finished.write_text(finished_copy.replace('words = "12"', 'words = "13"'))
+        with pytest.raises(StudyChanged) as caught:
+            run_study(finished, _quiet)
+    finally:
+        finished.write_text(finished_copy)
+    message = str(caught.value)
+    assert "evaluate/BERT-A" in message and "evaluate/RoPE" in message
+    assert "locality_symmetry.words" in message and '"12" → "13"' in message
+    assert "--discard-changed" in message
+
+
+def test_missing_data_is_listed_before_any_work_and_marked_with_allow_missing(
+    finished: Path, tmp_path: Path
+) -> None:
+    text = finished.read_text().replace(
+        'tasks = ["locality_symmetry"]', 'tasks = ["locality_symmetry", "snli", "rte"]'
+    )
+    text = text.replace(
+        'name = "geometry-check"', 'name = "m"\noutput = "' + str(tmp_path / "m") + '"'
+    )
+    text = text.replace(
+        'tables = ["chen2023.fig2", "tisa2021.toeplitz"]', 'tables = ["chen2023.table3"]'
+    )
+    path = write_study(tmp_path, text)
+    with pytest.raises(PlanProblems) as caught:
+        run_study(path, _quiet)
+    problems = caught.value.problems
+    assert any(p.startswith("snli:") for p in problems) and any(
+        p.startswith("rte:") for p in problems
+    )
+    assert "--allow-missing" in problems[-1]
+    assert not (tmp_path / "m").exists()  # nothing ran, nothing was written
+    run_study(path, _quiet, allow_missing=True)
+    table = (tmp_path / "m" / "tables" / "chen2023.table3.md").read_text()
+    assert "| BERT-A | both |" in table and "data missing" in table
+    assert "snli: data missing:" in table  # the fix, in a note
