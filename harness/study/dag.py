@@ -61,7 +61,13 @@ def build_stages(
                 assert pretrain.run_folder is not None
                 spec = stage.spec(model.spec, pretrain.run_folder / "final")
                 depends = (pretrain.id,)
-            stages.append(_evaluate_stage(study, model, seed, row, spec, depends, dropped_tasks))
+            for index, run in enumerate(study.runs):
+                name = f"{EVALUATE}/{row}" + (f"/{index + 1}" if len(study.runs) > 1 else "")
+                stages.append(
+                    _evaluate_stage(
+                        study, run, name, model, seed, row, spec, depends, dropped_tasks
+                    )
+                )
     order = {CORPUS: 0, PRETRAIN: 1, EVALUATE: 2}  # every pretraining before any evaluation
     return sorted(stages, key=lambda stage: order[stage.kind])
 
@@ -118,7 +124,11 @@ def _pretrain_stage(
     values = {**model.pretrain, **added, "name": model.spec, "seed": seed}
     if model.model_args:
         values["model_args"] = dict(model.model_args)
-    argv = [stage.command, *stage.arguments(values), "--out", str(run_folder)]
+    from posharness.plugins import INCLUDED
+
+    # A plugin PE loaded with --include reaches the child through the same option.
+    includes = [part for path in INCLUDED for part in ("--include", path)]
+    argv = [stage.command, *includes, *stage.arguments(values), "--out", str(run_folder)]
     return Stage(
         id=f"{PRETRAIN}/{model.label}/seed{seed}",
         kind=PRETRAIN,
@@ -134,6 +144,8 @@ def _pretrain_stage(
 
 def _evaluate_stage(
     study: Study,
+    run: Any,
+    stage_id: str,
     model: StudyModel,
     seed: int | None,
     row: str,
@@ -142,7 +154,10 @@ def _evaluate_stage(
     dropped: frozenset[str],
 ) -> Stage:
     folder = StudyFolder(study.folder)
-    run = dict(study.run)
+    run = dict(run)
+    offered = declared_modes(model.spec)
+    if offered is not None:  # a mode the model lacks (nope: positional) is left out
+        run["modes"] = [m for m in _listed(run.get("modes", ["both"])) if m in offered]
     tasks = [task for task in _expanded(run["tasks"]) if task not in dropped]
     run["tasks"] = tasks
     if model.model_args and not model.pretrained_here:
@@ -155,7 +170,7 @@ def _evaluate_stage(
     }
     settings = _evaluation_settings(spec, run, study.folder)
     return Stage(
-        id=f"{EVALUATE}/{row}",
+        id=stage_id,
         kind=EVALUATE,
         settings=settings,
         depends=depends,
@@ -193,6 +208,27 @@ def _evaluation_settings(spec: str, run: dict[str, Any], root: Path) -> dict[str
         "modes": list(run.get("modes", ["both"])),
         "seeds": run.get("seeds", [0]),
     }
+
+
+def declared_modes(spec: str) -> frozenset[str] | None:
+    """The modes a model's registered name offers, where it declares them plainly (the zoo
+    and most entries); None where it depends on the checkpoint (``hf:``)."""
+    from posharness.contracts.model_spec import ModelEntry, parse_model_spec
+    from posharness.plugins import models
+
+    name = parse_model_spec(spec).name
+    try:
+        entry = models.get(name)
+    except Exception:  # an unknown name fails in the study file check, not here
+        return None
+    if not isinstance(entry, ModelEntry) or ";" in entry.modes:
+        return None
+    return frozenset(m.strip() for m in entry.modes.split(",") if m.strip())
+
+
+def _listed(values: Any) -> list[str]:
+    values = [values] if isinstance(values, str) else list(values)
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def _expanded(tasks: Any) -> list[str]:

@@ -69,5 +69,6 @@ def _evaluation_cost(stages: list[Stage], done: set[str]) -> list[str]:
         seeds = [seeds] if isinstance(seeds, int) else seeds
         cells += len(keywords["tasks"]) * len(modes) * len(seeds)
     return [
-        f"  cost: {cells} evaluation cell(s) over {len(runs)} model(s) (finished cells are skipped)"
+        f"  cost: {cells} evaluation cell(s) over {len({s.row_label for s in runs})} "
+        "model(s) (finished cells are skipped)"
     ]

@@ -27,10 +27,7 @@ def publish(
     rows = model_rows(study, folder, stages)
     tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
     note = scale_note(study)
-    modes = study.run.get("modes", ["both"])
-    modes = frozenset(
-        p.strip() for m in ([modes] if isinstance(modes, str) else modes) for p in m.split(",")
-    )
+    modes = study.modes
     computed = [
         compute_table(study_table(t), rows, missing, note, tasks | frozenset(missing), modes)
         for t in study.tables
@@ -44,16 +41,16 @@ def publish(
 
 
 def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[ModelRow]:
+    from posharness.study.dag import declared_modes
+
     baselines = set(study.baselines)
-    return [
-        ModelRow(
-            s.row_label,
-            folder.board(s.row_label),
-            s.model is not None and s.model.label in baselines,
-        )
-        for s in stages
-        if s.kind == EVALUATE
-    ]
+    rows: dict[str, ModelRow] = {}
+    for s in stages:
+        if s.kind == EVALUATE and s.row_label not in rows:
+            baseline = s.model is not None and s.model.label in baselines
+            modes = declared_modes(s.model.spec) if s.model is not None else None
+            rows[s.row_label] = ModelRow(s.row_label, folder.board(s.row_label), baseline, modes)
+    return list(rows.values())
 
 
 def scale_note(study: Study) -> str:
@@ -67,8 +64,14 @@ def scale_note(study: Study) -> str:
         text = f"size {size}" + (f", recipe {recipe}" if recipe else "")
         text += f", {steps} steps" if steps else ""
         parts.append(f"{text}, seeds {', '.join(map(str, model.seeds))}")
-    run = study.run
-    limits = [f"--{k.replace('_', '-')} {run[k]}" for k in ("limit", "train_limit") if run.get(k)]
+    limits = sorted(
+        {
+            f"--{k.replace('_', '-')} {run[k]}"
+            for run in study.runs
+            for k in ("limit", "train_limit")
+            if run.get(k)
+        }
+    )
     ours = "; ".join(sorted(set(parts))) or "models as given"
     extra = f"; evaluated with {' '.join(limits)}" if limits else ""
     notes = " ".join(study.notes)

@@ -55,13 +55,28 @@ class Study:
     name: str
     folder: Path  # the study folder: everything the study writes
     models: tuple[StudyModel, ...]
-    run: Mapping[str, Any]  # evaluate()'s keywords, checked
+    runs: tuple[Mapping[str, Any], ...]  # evaluate()'s keywords per [[run]], checked
     tables: tuple[str, ...]
     baselines: tuple[str, ...]  # labels of the models every other is tested against
     allow_missing: bool = False
     resources: Mapping[str, float] = field(default_factory=dict)
     description: str = ""
     notes: tuple[str, ...] = ()  # added to every table's caption (substitute data, bounds)
+
+    @property
+    def run(self) -> Mapping[str, Any]:
+        """The first [run]: where study-wide run settings (the executor) are read."""
+        return self.runs[0]
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """Every mode some [run] evaluates."""
+        found = set()
+        for run in self.runs:
+            modes = run.get("modes", ["both"])
+            for mode in [modes] if isinstance(modes, str) else modes:
+                found.update(part.strip() for part in mode.split(",") if part.strip())
+        return frozenset(found)
 
 
 def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = None) -> Study:
@@ -81,7 +96,7 @@ def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = No
     base = path.parent
     pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
     models = _models(where, document.get("model"), stage, pretrain)
-    run = _run_values(where, _table(where, document, "run"), base)
+    runs = _runs(where, document.get("run"), base)
     labels = [m.label for m in models]
     baselines = tuple(_names(where, "study", "baselines", head.get("baselines", labels[:1])))
     for label in baselines:
@@ -95,7 +110,7 @@ def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = No
         name=str(head.get("name") or path.stem),
         folder=folder or (base / str(head.get("output") or path.stem)).resolve(),
         models=models,
-        run=run,
+        runs=runs,
         tables=tuple(_names(where, "study", "tables", head.get("tables", []))),
         baselines=baselines,
         allow_missing=bool(head.get("allow_missing", False)),
@@ -264,6 +279,22 @@ def _check_model_name(where: _Locator, spec: str, stage: TrainingStage | None) -
         registered_factory(parse_model_spec(spec))
     except PosharnessError as exc:
         raise StudyFileError(f"{where.path} line {where.line_of('model', 'name')}: {exc}") from None
+
+
+def _runs(where: _Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
+    """``[run]``, or several ``[[run]]`` (each its tasks, modes and protocols: fine-tunes
+    in mode both, probes in all three), every one checked."""
+    tables = given if isinstance(given, list) else [given if given is not None else {}]
+    if not all(isinstance(table, dict) for table in tables):
+        raise where.error("", "run", "must be a table ([run]) or tables ([[run]])")
+    runs = [
+        _run_values(where, {k.replace("-", "_"): v for k, v in table.items()}, base)
+        for table in tables
+    ]
+    executors = {run.get("executor", "serial") for run in runs}
+    if len(executors) > 1:
+        raise where.error("run", "executor", "every [[run]] of a study uses one executor")
+    return tuple(runs)
 
 
 def _run_values(where: _Locator, table: dict[str, Any], base: Path) -> dict[str, Any]:

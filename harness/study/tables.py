@@ -26,10 +26,9 @@ from posharness.boards.leaderboard import Leaderboard, Row, load
 from posharness.study.table_spec import StudyColumn, StudyTable
 
 MISSING, NOT_RUN, NOT_REPORTED = "data missing", "not run", "not reported"
-NOT_IN_STUDY, UNDEFINED = (
-    "not in study",
-    "n/a",
-)  # a task the study left out; a metric the model lacks
+# a task or mode the study left out; a metric its task does not define for a model; a
+# mode the model does not have
+NOT_IN_STUDY, UNDEFINED, NO_MODE = "not in study", "n/a", "no such mode"
 ALPHA = 0.05
 
 
@@ -40,6 +39,7 @@ class ModelRow:
     label: str
     board: Path
     baseline: bool = False
+    modes: frozenset[str] | None = None  # the modes the model offers (None: unknown)
 
 
 @dataclass
@@ -101,7 +101,9 @@ def compute_table(
     for model in models:
         for mode in row_modes:
             cells = [
-                _cell(boards[model.label], col, col.mode or mode, missing, spec, tasks, modes)
+                Cell(NO_MODE)
+                if model.modes is not None and (col.mode or mode) not in model.modes
+                else _cell(boards[model.label], col, col.mode or mode, missing, spec, tasks, modes)
                 for col in spec.columns
             ]
             rows.append(TableRow(model.label, mode, cells + _average(spec, cells)))
@@ -122,6 +124,8 @@ def compute_table(
         )
     if any(cell.text == UNDEFINED for row in rows for cell in row.cells):
         notes.append(f"{UNDEFINED}: the task ran but defines no such value for this model")
+    if any(cell.text == NO_MODE for row in rows for cell in row.cells):
+        notes.append(f"{NO_MODE}: the model has no such attention mode (nope: no positional term)")
     source = spec.source
     published = (
         f"Published rows: {source.paper}, {source.table}, {source.page} ({source.scale})."

@@ -58,10 +58,13 @@ def missing_data(study: Study) -> dict[str, list[str]]:
     from posharness.run.plan import data_problems
 
     folder = StudyFolder(study.folder)
-    config = config_from(
-        {**study.run, "models": ["checked-per-stage"], "output_dir": folder.results}
-    )
-    return data_problems(config)
+    found: dict[str, list[str]] = {}
+    for run in study.runs:
+        config = config_from({**run, "models": ["checked-per-stage"], "output_dir": folder.results})
+        for task, problems in data_problems(config).items():
+            found.setdefault(task, [])
+            found[task] += [p for p in problems if p not in found[task]]
+    return found
 
 
 def run_study(
