@@ -71,13 +71,15 @@ def run_stages(
             continue
         folder.mark_running([stage.id])
         say(f"{stage.id}: running")
-        error = run_one(stage, folder, training)
+        error = run_one(stage, folder, training, say)
         record(stage, folder, training, error, outcome, say)
     folder.mark_running([])
     return outcome
 
 
-def run_one(stage: Stage, folder: StudyFolder, training: TrainingStage | None) -> str | None:
+def run_one(
+    stage: Stage, folder: StudyFolder, training: TrainingStage | None, say: Say
+) -> str | None:
     """One stage, to the end; None when it finished, else its one-line error."""
     if stage.kind in (CORPUS, PRETRAIN):
         for argv in stage.commands:
@@ -85,7 +87,7 @@ def run_one(stage: Stage, folder: StudyFolder, training: TrainingStage | None) -
             if error is not None:
                 return error
         return None
-    return _evaluate(stage)
+    return _evaluate(stage, say)
 
 
 def record(
@@ -110,13 +112,34 @@ def record(
         say(f"{stage.id}: failed: {error}")
 
 
-def _evaluate(stage: Stage) -> str | None:
+class _CellLines:
+    """The runner's reporter as one line per cell finished (the study's own progress)."""
+
+    def __init__(self, say: Say) -> None:
+        self.say, self.at = say, ""
+
+    def cell_skipped(self, cell: Any) -> None:
+        pass
+
+    def cell_started(self, cell: Any, index: int, total: int) -> None:
+        self.at = f"{index}/{total}"
+
+    def cell_finished(self, cell: Any, result: Any) -> None:
+        main = result.metrics.get(result.task.main_metric)
+        value = f" {result.task.main_metric}={main.value:.4f}" if main else ""
+        self.say(f"  cell {self.at} {cell.label}{value}")
+
+    def progress(self, label: str, total: int) -> Callable[[int], None]:
+        return lambda n: None
+
+
+def _evaluate(stage: Stage, say: Say) -> str | None:
     from posharness.api import evaluate
 
     if not stage.evaluate["tasks"]:
         return None  # every task of the study lacks data here (allow_missing)
     try:
-        evaluate(**stage.evaluate)
+        evaluate(**stage.evaluate, reporter=_CellLines(say))
     except PosharnessError as exc:
         return str(exc).splitlines()[0] if "\n" in str(exc) else str(exc)
     return None

@@ -132,7 +132,7 @@ def _report(
 
 def _cells(row: Any) -> tuple[str, ...]:
     label = f"{row.label} (published)" if row.published else row.label
-    return (label, row.mode, *(cell.text + cell.mark for cell in row.cells))
+    return (label, row.mode, *(cell.shown for cell in row.cells))
 
 
 def _test_cells(line: Any) -> tuple[str, ...]:

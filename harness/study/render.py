@@ -18,7 +18,7 @@ def _label(row: TableRow) -> str:
 
 
 def _values(row: TableRow) -> list[str]:
-    return [cell.text + cell.mark for cell in row.cells]
+    return [cell.shown for cell in row.cells]
 
 
 def to_markdown(table: ComputedTable) -> str:

@@ -23,6 +23,7 @@ from posharness.boards.compare import (
     pair_rows,
 )
 from posharness.boards.leaderboard import Leaderboard, Row, load
+from posharness.run.flags import FLAG_MARK, FLAG_NOTE
 from posharness.study.table_spec import StudyColumn, StudyTable
 
 MISSING, NOT_RUN, NOT_REPORTED = "data missing", "not run", "not reported"
@@ -47,6 +48,11 @@ class Cell:
     text: str
     value: float | None = None  # in the column's unit (scaled)
     mark: str = ""  # "▲"/"▼": significantly above / below a baseline after Holm
+    flags: tuple[str, ...] = ()  # the cell's degenerate outcomes (run/flags.py): not a finding
+
+    @property
+    def shown(self) -> str:
+        return self.text + self.mark + (f" {FLAG_MARK}" if self.flags else "")
 
 
 @dataclass
@@ -122,6 +128,15 @@ def compute_table(
             "▲/▼: above/below the baseline in a paired test of the printed statistic, "
             f"Holm-adjusted over this table's {tested} tests, p < {ALPHA}"
         )
+    flagged = {
+        f"{FLAG_MARK} {row.label} ({row.mode}), {column.task}: {cell.flags[0]}": None
+        for row in rows
+        for cell, column in zip(row.cells, spec.columns, strict=False)
+        if cell.flags
+    }
+    if flagged:
+        notes.append(f"{FLAG_NOTE}: {len(flagged)} cell(s)")
+        notes.extend(list(flagged)[:8])
     if any(cell.text == UNDEFINED for row in rows for cell in row.cells):
         notes.append(f"{UNDEFINED}: the task ran but defines no such value for this model")
     if any(cell.text == NO_MODE for row in rows for cell in row.cells):
@@ -147,10 +162,11 @@ def _load(path: Path) -> Leaderboard | None:
     return load(path) if path.is_file() else None
 
 
-def _row(board: Leaderboard | None, mode: str) -> Row | None:
-    if board is None:
-        return None
-    return next((r for r in board.rows if r.mode == mode), None)
+def _row(board: Leaderboard | None, mode: str, key: str) -> Row | None:
+    """The board's row in ``mode`` that holds ``key`` (several [[run]] sections with other
+    limits make several rows per mode), else any row in that mode, else None."""
+    rows = [r for r in board.rows if r.mode == mode] if board is not None else []
+    return next((r for r in rows if key in r.scores), rows[0] if rows else None)
 
 
 def _key(column: StudyColumn) -> str:
@@ -170,13 +186,14 @@ def _cell(
         return Cell(MISSING)
     if tasks and column.task not in tasks or column.mode and modes and column.mode not in modes:
         return Cell(NOT_IN_STUDY)
-    row = _row(board, mode)
+    row = _row(board, mode, _key(column))
     score = row.scores.get(_key(column)) if row is not None else None
     if score is None:
         ran = row is not None and any(k.startswith(f"{column.task}/") for k in row.scores)
         return Cell(UNDEFINED if ran else NOT_RUN)
     value = score.mean * column.scale
-    return Cell(f"{value:.{spec.digits}f}", value)
+    flags = tuple(row.flags.get(column.task, ())) if row is not None else ()
+    return Cell(f"{value:.{spec.digits}f}", value, flags=flags)
 
 
 def _average(spec: StudyTable, cells: list[Cell]) -> list[Cell]:
@@ -207,9 +224,13 @@ def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestL
                 continue
             for column in spec.columns:
                 for mode in (column.mode,) if column.mode else spec.modes:
-                    pairs = pair_rows(left, right, RowFilter(modes=(mode,)))
                     key = _key(column)
-                    if not pairs or key not in pairs[0][0].scores or key not in pairs[0][1].scores:
+                    pairs = [
+                        (a, b)
+                        for a, b in pair_rows(left, right, RowFilter(modes=(mode,)))
+                        if key in a.scores and key in b.scores
+                    ]
+                    if not pairs:
                         continue
                     a, b = pairs[0]
                     lost: list[str] = []

@@ -144,6 +144,7 @@ def study_text(
     pretrain: dict[str, Any] = {"recipe": recipe, "size": scale.size, "corpus": corpus}
     if scale.steps is not None:
         pretrain["steps"] = scale.steps
+        pretrain["save_every"] = max(1, scale.steps // 5)  # a kill loses a fifth at most
     lines += ["[pretrain]", *(f"{k} = {_value(v)}" for k, v in pretrain.items()), ""]
     for run in study.runs:
         lines += ["[[run]]", *_run_lines(run, study, scale, data_dir, executor), ""]

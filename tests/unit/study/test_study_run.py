@@ -62,12 +62,17 @@ def test_a_study_writes_every_table_as_markdown_latex_and_in_the_report(finished
     assert any("RoPE" in page.read_text() and "Fig. 2" in page.read_text() for page in report)
 
 
-def test_the_table_value_is_the_board_value_scaled(finished: Path) -> None:
+def test_the_table_value_is_the_board_value_scaled_and_flags_are_marked(finished: Path) -> None:
     board = json.loads((finished.parent / "study" / "boards" / "RoPE.json").read_text())
     row = next(r for r in board["rows"] if r["mode"] == "both")
     locality = row["scores"]["locality_symmetry/locality"]["mean"] * 100
     markdown = (finished.parent / "study" / "tables" / "chen2023.fig2.md").read_text()
-    assert f"| RoPE | both | {locality:.1f} |" in markdown
+    assert f"| RoPE | both | {locality:.1f}" in markdown  # then its marks (▲▼, ! flagged)
+    if row["flags"].get("locality_symmetry"):  # random weights: near-uniform attention
+        assert "! flagged: not a finding" in markdown
+        assert (
+            f"! RoPE (both), locality_symmetry: {row['flags']['locality_symmetry'][0]}" in markdown
+        )
 
 
 def test_rerunning_a_finished_study_runs_nothing_and_changes_no_table(finished: Path) -> None:
