@@ -24,12 +24,9 @@ def write_study(folder: Path, text: str, name: str = "study.toml") -> Path:
     return path
 
 
-@pytest.fixture
-def random_weights_study(tmp_path: Path) -> Path:
-    """Two zoo PEs at random weights (seeds = []: used as they are), the geometry tables."""
-    return write_study(
-        tmp_path,
-        """
+# Two zoo PEs at random weights (seeds = []: used as they are), the geometry tables.
+RANDOM_WEIGHTS_STUDY = (
+    """
 [study]
 name = "geometry-check"
 tables = ["chen2023.fig2", "tisa2021.toeplitz"]
@@ -45,8 +42,8 @@ name = "rope"
 label = "RoPE"
 seeds = []
 """
-        + GEOMETRY_RUN,
-    )
+    + GEOMETRY_RUN
+)
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def test_a_plugin_pe_is_pretrained_and_tabled_beside_the_baselines(
         text,
     )
     text = text.replace('tasks = ["toeplitz", "locality_symmetry"]', 'tasks = ["toeplitz"]')
-    study.write_text(text + 'task_args = { toeplitz = { length = "32" } }\n')
+    study.write_text(text + 'task_args = { toeplitz = { length = "32", words = "12" } }\n')
     ran = _posharness("study", "run", str(study), *include, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr[-3000:]
     board = json.loads((tmp_path / "tisa2021-mini" / "boards" / "clipped-bias.json").read_text())

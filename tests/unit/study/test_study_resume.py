@@ -77,3 +77,11 @@ def test_killed_in_pretraining_and_in_evaluation_it_resumes_to_the_same_numbers(
         (interrupted.parent / "study" / "pretrain" / "bert-a-seed0" / "loss_log.json").read_text()
     )
     assert [s["from_step"] for s in log["sessions"]] == [0, 2]  # resumed, not restarted
+
+    # Two study folders compare board to board, as any two runs do.
+    from posharness.boards.compare import compare_files
+
+    board = Path("study") / "boards" / "alibi.json"
+    compared = compare_files(reference.parent / board, interrupted.parent / board)
+    deltas = [m.test.delta for row in compared for m in row.metrics if m.test is not None]
+    assert deltas and all(abs(delta) < 1e-9 for delta in deltas)
