@@ -19,6 +19,7 @@ from typing import Any
 
 from posharness.base.errors import OptionError, PosharnessError, StudyFileError
 from posharness.run.option_schema import EVALUATE, RUN_OPTIONS, Option, config_from, options_of
+from posharness.study.folder import slug
 from posharness.study.stages import TrainingStage
 
 SECTIONS = ("study", "model", "pretrain", "run", "resources")
@@ -254,9 +255,11 @@ def _models(
         here = bool(seeds)  # seeds = [] uses a trainable name as it is (random weights)
         overrides = _pretrain_values(where, dict(entry.get("pretrain", {})), stage, Path("."))
         label = str(entry.get("label") or spec)
-        if label in seen:
-            raise where.error("model", "label", f"two models are labelled {label!r}")
-        seen.add(label)
+        if slug(label) in seen:  # boards and run folders are named by the label's slug
+            raise where.error(
+                "model", "label", f"{label!r} names the same files as another model's label"
+            )
+        seen.add(slug(label))
         if here and "corpus" not in {**pretrain, **overrides}:
             raise where.error("pretrain", "corpus", f"{spec} is pretrained here: give a corpus")
         models.append(

@@ -94,3 +94,9 @@ def test_paths_are_read_relative_to_the_study_file(tmp_path: Path) -> None:
 
 def test_invalid_toml_is_one_line(tmp_path: Path) -> None:
     assert "not valid TOML" in _error(tmp_path, "[study\nname = 1")
+
+
+def test_two_labels_that_would_share_files_are_refused(tmp_path: Path) -> None:
+    text = HEAD.replace("seeds = []", 'label = "BERT-A*"\nseeds = []')
+    text += '\n[[model]]\nname = "rope"\nlabel = "BERT-A"\nseeds = []\n' + GEOMETRY_RUN
+    assert "names the same files" in _error(tmp_path, text)
