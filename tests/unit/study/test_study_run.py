@@ -127,3 +127,21 @@ def test_missing_data_is_listed_before_any_work_and_marked_with_allow_missing(
     table = (tmp_path / "m" / "tables" / "chen2023.table3.md").read_text()
     assert "| BERT-A | both |" in table and "data missing" in table
     assert "snli: data missing:" in table  # the fix, in a note
+
+
+def test_discard_changed_redoes_exactly_the_changed_stages(finished: Path, tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(finished.parent / "study", tmp_path / "study")
+    text = finished.read_text()
+    edited = write_study(
+        tmp_path, text.replace('modes = ["both", "positional"]', 'modes = ["both"]')
+    )
+    edited.write_text(edited.read_text().replace('words = "12"', 'words = "13"'))
+    said: list[str] = []
+    outcome = run_study(edited, said.append, discard_changed=True)
+    assert sorted(outcome.done) == ["evaluate/BERT-A", "evaluate/RoPE"]
+    assert "evaluate/BERT-A: discarded (its settings changed)" in said
+    board = json.loads((tmp_path / "study" / "boards" / "RoPE.json").read_text())
+    options = {row["settings"]["options"]["locality_symmetry"]["words"] for row in board["rows"]}
+    assert options == {13}  # no row of the old setting is left to mix with the new
