@@ -62,11 +62,13 @@ def refuse_or_discard(stages: list[Stage], folder: StudyFolder, discard: bool) -
     if not changed:
         return []
     if not discard:
-        parts = [f"{stage.id} ({'; '.join(diff[:3])})" for stage, diff in changed]
+        parts = [f"{stage.id} ({'; '.join(diff[:3])})" for stage, diff in changed[:4]]
+        more = f", and {len(changed) - 4} more stage(s)" if len(changed) > 4 else ""
         raise StudyChanged(
-            f"the study file changed since stages of {folder.root} ran: {', '.join(parts)}; "
-            "rerun with --discard-changed to redo them (and what depends on them), or set "
-            "[study] output to a new folder"
+            f"the settings of stages that ran in {folder.root} changed (an edited study file, "
+            f"or another posharness version): {', '.join(parts)}{more}; rerun with "
+            "--discard-changed to redo them (and what depends on them), or set [study] output "
+            "to a new folder"
         )
     gone = {stage.id for stage, _ in changed}
     for stage in stages:  # stages after a discarded one (its evaluation) go too

@@ -33,7 +33,7 @@ class Stage:
     model: StudyModel | None = None
     seed: int | None = None  # the pretraining seed of the model this stage trains or scores
     row_label: str = ""  # the model's label in tables (with its seed when it has several)
-    spec: str = ""  # the spec the evaluation loads
+    spec: str = ""  # the spec the evaluation loads (a checkpoint relative to the study folder)
     evaluate: dict[str, Any] = field(default_factory=dict)  # evaluate()'s keywords
 
     @property
@@ -59,7 +59,11 @@ def build_stages(
                 pretrain = _pretrain_stage(study, stage, model, seed, folder, corpus_stage, added)
                 stages.append(pretrain)
                 assert pretrain.run_folder is not None
-                spec = stage.spec(model.spec, pretrain.run_folder / "final")
+                # Relative to the study folder, where evaluation runs (execute.py): result
+                # folders and boards name the checkpoint as the folder does, on any machine.
+                spec = stage.spec(
+                    model.spec, pretrain.run_folder.relative_to(study.folder) / "final"
+                )
                 depends = (pretrain.id,)
             for index, run in enumerate(study.runs):
                 name = f"{EVALUATE}/{row}" + (f"/{index + 1}" if len(study.runs) > 1 else "")

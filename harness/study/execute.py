@@ -9,8 +9,11 @@ the others go on, and the study ends with every failure listed at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import PosharnessError
@@ -133,13 +136,26 @@ class _CellLines:
         return lambda n: None
 
 
+@contextlib.contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    """Evaluate from the study folder: checkpoints are named relative to it, so results and
+    boards hold no path of this machine (every other path handed to evaluate is absolute)."""
+    before = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def _evaluate(stage: Stage, say: Say) -> str | None:
     from posharness.api import evaluate
 
     if not stage.evaluate["tasks"]:
         return None  # every task of the study lacks data here (allow_missing)
     try:
-        evaluate(**stage.evaluate, reporter=_CellLines(say))
+        with _inside(stage.evaluate["output_dir"].parent):
+            evaluate(**stage.evaluate, reporter=_CellLines(say))
     except PosharnessError as exc:
         return str(exc).splitlines()[0] if "\n" in str(exc) else str(exc)
     return None

@@ -25,6 +25,7 @@ def publish(
 ) -> list[Path]:
     """Write tables, report and manifest; the paths written, for the user."""
     rows = model_rows(study, folder, stages)
+    missing = {task: [portable_text(study, p) for p in found] for task, found in missing.items()}
     tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
     note = scale_note(study)
     modes = study.modes
@@ -38,6 +39,16 @@ def publish(
         written.append(_report(study, folder, boards, computed))
     written.append(write_manifest(folder))
     return written
+
+
+def portable_text(study: Study, text: str) -> str:
+    """A message with this machine's folders named as the study file names them: tables
+    and reports are shared, and hold no path of the machine that made them."""
+    folders = {str(run["data_dir"]): "<data-dir>" for run in study.runs if run.get("data_dir")}
+    folders[str(study.folder)] = "<study>"
+    for folder, name in sorted(folders.items(), key=lambda item: -len(item[0])):
+        text = text.replace(folder, name)
+    return text
 
 
 def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[ModelRow]:
@@ -74,6 +85,16 @@ def scale_note(study: Study) -> str:
     )
     ours = "; ".join(sorted(set(parts))) or "models as given"
     extra = f"; evaluated with {' '.join(limits)}" if limits else ""
+    protocols = sorted(
+        {
+            str(options["protocol"])
+            for run in study.runs
+            for options in (run.get("task_args") or {}).values()
+            if "protocol" in options
+        }
+    )
+    if protocols:
+        extra += f"; fine-tuned with the {', '.join(protocols)} protocol"
     notes = " ".join(study.notes)
     return f"Ours: {ours}{extra}. {notes}".strip()
 

@@ -80,12 +80,12 @@ def table1() -> StudyTable:
         average="Avg",
         caption=(
             "Dev scores x100: accuracy, Spearman for STS-B and SICK-R; MNLI: matched dev (the "
-            "paper prints one MNLI number without saying which). Ours run "
-            "the chen2023 protocol (--task-arg X.protocol=chen2023): one fine-tuning run per "
-            "learning rate in {9e-5, 7e-5, 5e-5, 3e-5, 1e-5}, the score is the mean over the "
-            "five rates, as the paper's. The paper does not state epochs or batch size for "
-            "Table 1; the protocol uses its SNLI recipe (3 epochs, batch 32). Avg: mean of "
-            "the ten columns."
+            "paper prints one MNLI number without saying which). The paper's protocol is chen2023 "
+            "(--task-arg X.protocol=chen2023; the one ours used is named below): one fine-tuning "
+            "run per learning rate in {9e-5, 7e-5, 5e-5, 3e-5, 1e-5}, the score is the mean over "
+            "the five rates, as the paper's. The paper does not state epochs or batch size for "
+            "Table 1; the protocol uses its SNLI recipe (3 epochs, batch 32). Avg: mean of the ten "
+            "columns."
         ),
     )
 
@@ -98,13 +98,13 @@ def table3() -> StudyTable:
         source=published.source("chen2023", "table3"),
         published=published.rows("chen2023", "table3"),
         caption=(
-            "Symmetry and Locality x100 of the identical-word-probe attention (100 words "
-            "repeated to 128 tokens, averaged over heads and layers). Original: SNLI test "
-            "accuracy of the SNLI classifier; Shuffle-x, Random and Shuffle-SR: Δ = shuffled "
-            "- original accuracy on the same pairs, in points (negative = worse); Original "
-            "(SR): accuracy on the Shuffle-SR pairs before the swap. The paper's first "
-            "Original is on its Shuffle-x subset, ours on the whole test set. The paper "
-            "fine-tunes on all of SNLI train (3 epochs, lr 2e-5, batch 32)."
+            "Symmetry and Locality x100 of the identical-word-probe attention (100 words repeated "
+            "to 128 tokens, averaged over heads and layers). Original: SNLI test accuracy of the "
+            "SNLI classifier; Shuffle-x, Random and Shuffle-SR: Δ = shuffled - original accuracy "
+            "on the same pairs, in points (negative = worse); Original (SR): accuracy on the "
+            "Shuffle-SR pairs before the swap. The paper's first Original is on its Shuffle-x "
+            "subset, ours on the whole test set. The paper fine-tunes on all of SNLI train (3 "
+            "epochs, lr 2e-5, batch 32)."
         ),
     )
 
@@ -121,10 +121,10 @@ def fig2() -> StudyTable:
         modes=MODES,
         kind="scatter",
         caption=(
-            "One point per model and attention mode: locality (x) against symmetry (y), x100, "
-            "of the identical-word-probe attention. Fig. 2 itself plots fixed (sinusoidal, "
-            "RoPE, ALiBi) and learned encodings before and after pre-training without "
-            "printing numbers; the published points are the models of Table 3."
+            "One point per model and attention mode: locality (x) against symmetry (y), x100, of "
+            "the identical-word-probe attention. Fig. 2 itself plots fixed (sinusoidal, RoPE, "
+            "ALiBi) and learned encodings before and after pre-training without printing numbers; "
+            "the published points are the models of Table 3."
         ),
     )
 
@@ -137,12 +137,12 @@ def tablea3() -> StudyTable:
         source=published.source("chen2023", "tablea3"),
         published=published.rows("chen2023", "tablea3"),
         caption=(
-            "Best head per dependency relation (Clark et al. 2019), x100, macro-averaged over "
-            "the 20 most frequent relations, and over the short (mean distance <= 4 words) "
-            "and long ones; each column reads the model in one attention mode. The paper "
-            "scores TUPE-A on MRPC parsed by spaCy (ClearNLP labels); dep_heads scores gold "
-            "UD trees by default, whose relation set differs, so the per-relation rows are "
-            "not compared here (each mode's acc_RELATION values are on the boards)."
+            "Best head per dependency relation (Clark et al. 2019), x100, macro-averaged over the "
+            "20 most frequent relations, and over the short (mean distance <= 4 words) and long "
+            "ones; each column reads the model in one attention mode. The paper scores TUPE-A on "
+            "MRPC parsed by spaCy (ClearNLP labels); dep_heads scores gold UD trees by default, "
+            "whose relation set differs, so the per-relation rows are not compared here (each "
+            "mode's acc_RELATION values are on the boards)."
         ),
         substitutes={
             column.key: "UD English EWT test, gold trees (paper: MRPC parsed by spaCy)"
@@ -162,10 +162,10 @@ def table9() -> StudyTable:
         digits=2,
         caption=(
             "SentEval probing (Conneau et al. 2018), test accuracy x100: a classifier on the "
-            "mean-pooled states of each layer of the frozen model, the best layer on dev. "
-            "Rows per attention mode: both (as trained), contextual (-c), positional (-p). "
-            "The published numbers are the ICLR draft's Table 9; the final paper shows them "
-            "only as a figure (Fig. A2)."
+            "mean-pooled states of each layer of the frozen model, the best layer on dev. Rows per "
+            "attention mode: both (as trained), contextual (-c), positional (-p). The published "
+            "numbers are the ICLR draft's Table 9; the final paper shows them only as a figure "
+            "(Fig. A2)."
         ),
     )
 
