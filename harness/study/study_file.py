@@ -225,6 +225,22 @@ def _checked(where: _Locator, section: str, option: Option, value: Any, base: Pa
     return value
 
 
+def _files_resolved(options: dict[str, Any], base: Path) -> dict[str, Any]:
+    """Task and model options that name a file or folder beside the study file, made
+    absolute: a relative path in a study file is read from the file's folder, whatever
+    folder the study runs in (evaluation runs inside the study folder)."""
+    resolved: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, dict):
+            resolved[key] = _files_resolved(value, base)
+        elif isinstance(value, str) and value and not Path(value).is_absolute():
+            found = base / value
+            resolved[key] = str(found.resolve()) if found.exists() else value
+        else:
+            resolved[key] = value
+    return resolved
+
+
 def _path(text: str, base: Path) -> str:
     """A path relative to the study file's folder (a hub name ``hf:…`` is kept)."""
     if text.startswith("hf:") or Path(text).is_absolute():
@@ -313,6 +329,9 @@ def _run_values(where: _Locator, table: dict[str, Any], base: Path) -> dict[str,
         values[key] = value
     if values.pop("no_cache", False):
         values["cache_dir"] = None
+    for key in ("task_args", "model_args"):
+        if isinstance(values.get(key), dict):
+            values[key] = _files_resolved(values[key], base)
     for key in ("tasks",):
         if key not in values:
             raise where.error("run", key, "a study needs [run] tasks (task or group names)")

@@ -100,3 +100,14 @@ def test_two_labels_that_would_share_files_are_refused(tmp_path: Path) -> None:
     text = HEAD.replace("seeds = []", 'label = "BERT-A*"\nseeds = []')
     text += '\n[[model]]\nname = "rope"\nlabel = "BERT-A"\nseeds = []\n' + GEOMETRY_RUN
     assert "names the same files" in _error(tmp_path, text)
+
+
+def test_a_task_option_naming_a_file_beside_the_study_is_read_from_there(tmp_path: Path) -> None:
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    run = GEOMETRY_RUN.replace(
+        'task_args = { locality_symmetry = { words = "12", length = "32" } }',
+        'task_args = { snli = { train = "train.jsonl", protocol = "quick" } }',
+    )
+    study = read_study(write_study(tmp_path, HEAD + run), training_stage())
+    options = study.run["task_args"]["snli"]
+    assert options == {"train": str(tmp_path / "train.jsonl"), "protocol": "quick"}
