@@ -145,3 +145,26 @@ def test_discard_changed_redoes_exactly_the_changed_stages(finished: Path, tmp_p
     board = json.loads((tmp_path / "study" / "boards" / "RoPE.json").read_text())
     options = {row["settings"]["options"]["locality_symmetry"]["words"] for row in board["rows"]}
     assert options == {13}  # no row of the old setting is left to mix with the new
+
+
+def test_a_full_disk_mid_study_fails_the_stage_in_one_line_and_a_rerun_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from posharness.base.errors import StagesFailed
+    from tests.unit.core.test_full_disk import fail_writes_to
+
+    path = write_study(tmp_path, RANDOM_WEIGHTS_STUDY)
+    fail_writes_to(monkeypatch, ".RoPE.json", errno.ENOSPC)  # the board of RoPE, not its record
+    with pytest.raises(StagesFailed) as caught:
+        run_study(path, _quiet)
+    (failure,) = caught.value.failures
+    assert failure.startswith("evaluate/RoPE: ") and "No space left on device" in failure
+    board = tmp_path / "study" / "boards" / "RoPE.json"
+    assert not board.exists() and not list(tmp_path.rglob("*.tmp"))  # nothing half-written
+    states = {stage: state for stage, state, _ in study_status(path)}
+    assert states == {"evaluate/BERT-A": "done", "evaluate/RoPE": "failed"}
+    monkeypatch.undo()
+    outcome = run_study(path, _quiet)
+    assert outcome.done == ["evaluate/RoPE"] and board.is_file()
