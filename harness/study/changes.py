@@ -140,13 +140,16 @@ def _discard(stage: Stage, folder: StudyFolder) -> None:
 
 
 def _results_of(stage: Stage, folder: StudyFolder) -> list[Any]:
-    """Result files of this stage's model (results/<model folder>/…), found by the spec
-    each records."""
+    """This stage's result files: its model's (found by the spec each records) for its own
+    tasks. The model's other stages keep theirs; its board, shared by them, is rebuilt
+    from their results when they rerun (their finished cells are skipped)."""
+    tasks = set(stage.evaluate.get("tasks", ()))
     found = []
     for path in folder.results.glob("*/*.json"):
         try:
-            if json.loads(path.read_text()).get("model", {}).get("spec") == stage.spec:
+            document = json.loads(path.read_text())
+            if document["model"]["spec"] == stage.spec and document["task"]["name"] in tasks:
                 found.append(path)
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError):
             continue
     return found

@@ -10,6 +10,7 @@ either recorded as done with its outputs in place, or not recorded at all.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from posharness.storage.io import atomic_write_json, atomic_write_text
 
 STUDY_COPY = "study.toml"
 PLAN_FILE = "plan.json"
+SOURCE_FILE = "source.json"
 
 
 def slug(text: str) -> str:
@@ -110,8 +112,19 @@ class StudyFolder:
         except (OSError, ValueError, KeyError):
             return []
 
-    def save_study_copy(self, text: str) -> None:
+    def save_study_copy(self, text: str, study_file: Path) -> None:
+        """The study file as it ran, and where its relative paths are read from (its
+        folder, relative to this one), for ``study report`` on the folder alone."""
         atomic_write_text(self.root / STUDY_COPY, text)
+        base = os.path.relpath(study_file.resolve().parent, self.root.resolve())
+        atomic_write_json(self.root / SOURCE_FILE, {"base": base})
+
+    def study_base(self) -> Path:
+        try:
+            relative = json.loads((self.root / SOURCE_FILE).read_text())["base"]
+        except (OSError, ValueError, KeyError):
+            return self.root
+        return (self.root / relative).resolve()
 
 
 def _now() -> str:

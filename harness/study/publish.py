@@ -176,7 +176,8 @@ def write_manifest(folder: StudyFolder) -> Path:
     results, pretraining cards and logs, tables. The report is left out: it is made
     from these."""
     root = folder.root
-    patterns = [STUDY_COPY, "plan.json", "missing_data.json", "boards/*", "results/**/*",
+    patterns = [STUDY_COPY, "source.json", "plan.json", "missing_data.json", "boards/*",
+                "results/**/*",
                 "pretrain/*/loss_log.json", "pretrain/*/final/README.md",
                 "pretrain/*/final/pretraining.json", "pretrain/*/final/config.json",
                 "tables/*"]  # fmt: skip

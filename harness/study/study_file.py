@@ -80,9 +80,12 @@ class Study:
         return frozenset(found)
 
 
-def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = None) -> Study:
+def read_study(
+    path: Path, stage: TrainingStage | None, folder: Path | None = None, base: Path | None = None
+) -> Study:
     """The study at ``path``; a :class:`StudyFileError` names the first problem found.
-    ``folder``: the study folder, when ``path`` is the copy a study folder keeps."""
+    ``folder``: the study folder, when ``path`` is the copy a study folder keeps, and
+    ``base`` the folder its relative paths are read from (the original file's)."""
     if not path.is_file():
         raise StudyFileError(f"{path}: no such study file (posharness reproduce NAME writes one)")
     text = path.read_text(encoding="utf-8")
@@ -94,7 +97,7 @@ def read_study(path: Path, stage: TrainingStage | None, folder: Path | None = No
     _check_keys(where, "", document, SECTIONS)
     head = _table(where, document, "study")
     _check_keys(where, "study", head, STUDY_KEYS)
-    base = path.parent
+    base = base or path.parent
     pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
     models = _models(where, document.get("model"), stage, pretrain)
     runs = _runs(where, document.get("run"), base)

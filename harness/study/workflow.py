@@ -90,7 +90,7 @@ def run_study(
             say(f"{stage_id}: discarded (its settings changed)")
         for line in plan_lines(study, stages, planned.missing, folder, training):
             say(line)
-        folder.save_study_copy(study.text)
+        folder.save_study_copy(study.text, study.path)
         save_plan(stages, folder)
         atomic_write_json(folder.root / MISSING_FILE, planned.missing)
         ray = _ray_stages(study)
@@ -176,7 +176,9 @@ def rebuild_report(target: Path) -> list[Path]:
                 f"{target} holds no {STUDY_COPY}: give a study folder `study run` wrote, or "
                 "its study file"
             )
-        study = read_study(copy, training, folder=target.resolve())
+        study = read_study(
+            copy, training, folder=target.resolve(), base=StudyFolder(target).study_base()
+        )
     else:
         study = read_study(target, training)
     folder = StudyFolder(study.folder)
