@@ -53,7 +53,34 @@ def _pretraining_cost(
     text = f"  cost: {len(runs)} pretraining run(s), {steps:,} steps, {tokens / 1e6:,.1f}M tokens"
     if started:
         text += f" ({len(started)} resume from a checkpoint)"
-    return [text + "".join(f"; {note}" for note in sorted(notes))]
+    text += "".join(f"; {note}" for note in sorted(notes))
+    speed = _measured_speed(stages, training)
+    if speed is not None and tokens:
+        at = f"{speed:,.0f} tokens/s"
+        text += f"; about {_duration(tokens / speed)} at the {at} this study's runs measured"
+    elif tokens:
+        text += "; time: not measured yet (`posharness pretrain --plan-only` measures it)"
+    return [text]
+
+
+def _measured_speed(stages: list[Stage], training: TrainingStage) -> float | None:
+    """Tokens per second over every run of this study that has trained some."""
+    found = [
+        training.measured(s.run_folder)
+        for s in stages
+        if s.kind == PRETRAIN and s.run_folder is not None
+    ]
+    tokens = sum(m[0] for m in found if m is not None)
+    seconds = sum(m[1] for m in found if m is not None)
+    return tokens / seconds if seconds > 0 else None
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _evaluation_cost(stages: list[Stage], done: set[str]) -> list[str]:

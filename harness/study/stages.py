@@ -48,6 +48,9 @@ class TrainingStage:
     progress: Callable[[Path], int | None]  # run folder → steps done so far, or None
     estimate: Callable[[Mapping[str, Any]], Estimate]
     spec: Callable[[str, Path], str]  # (model name, checkpoint) → the model spec runs load
+    # run folder → (tokens trained, seconds it took), where the run has trained some: the
+    # speed the plan's time estimate rests on
+    measured: Callable[[Path], tuple[int, float] | None] = lambda folder: None
 
     def arguments(self, values: Mapping[str, Any]) -> list[str]:
         """A command line from option values, each written with its documented flag."""

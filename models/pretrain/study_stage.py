@@ -95,6 +95,22 @@ def _estimate(values: Mapping[str, Any]) -> Estimate:
     return Estimate(steps, tokens)
 
 
+def _measured(run_folder: Path) -> tuple[int, float] | None:
+    """Tokens trained and the seconds they took, from the run's loss log."""
+    import json
+
+    from posharness.models.pretrain.log import LOG_NAME
+
+    try:
+        log = json.loads((run_folder / LOG_NAME).read_text())
+        last = log["records"][-1]
+        settings = log["settings"]
+        tokens = last["step"] * settings["batch_size"] * settings["block_size"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return (tokens, float(last["seconds"])) if last["seconds"] > 0 else None
+
+
 def _spec(name: str, checkpoint: Path) -> str:
     return f"{name}@{checkpoint}"
 
@@ -109,4 +125,5 @@ STAGE = TrainingStage(
     progress=_progress,
     estimate=_estimate,
     spec=_spec,
+    measured=_measured,
 )

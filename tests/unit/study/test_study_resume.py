@@ -32,6 +32,17 @@ def _scores(study_folder: Path) -> dict[str, float]:
     return found
 
 
+def _plan(path: Path) -> list[str]:
+    from posharness.study.folder import StudyFolder
+    from posharness.study.plan_text import plan_lines
+    from posharness.study.stages import training_stage
+    from posharness.study.workflow import plan_study
+
+    planned = plan_study(path)
+    folder = StudyFolder(planned.study.folder)
+    return plan_lines(planned.study, planned.stages, planned.missing, folder, training_stage())
+
+
 def _study(folder: Path, corpus: Path) -> Path:
     folder.mkdir()
     (folder / "corpus.txt").write_bytes(corpus.read_bytes())
@@ -53,6 +64,7 @@ def test_killed_in_pretraining_and_in_evaluation_it_resumes_to_the_same_numbers(
     assert expected and all(key.split("/")[0] in ("bert-a", "alibi") for key in expected)
 
     interrupted = _study(tmp_path / "b", corpus)
+    assert "time: not measured yet" in "\n".join(_plan(interrupted))
     # 1. Every pretraining child dies (SIGKILL) at its third step, after checkpoint-2.
     monkeypatch.setenv(ENV_VAR, "pretrain-step:3")
     with pytest.raises(StagesFailed) as caught:
@@ -62,6 +74,7 @@ def test_killed_in_pretraining_and_in_evaluation_it_resumes_to_the_same_numbers(
     states = dict((stage, state) for stage, state, _ in study_status(interrupted))
     assert states["pretrain/bert-a/seed0"] == "failed" and states["corpus"] == "done"
     assert (interrupted.parent / "study" / "pretrain" / "bert-a-seed0" / "checkpoint-2").is_dir()
+    assert "tokens/s this study's runs measured" in "\n".join(_plan(interrupted))
 
     # 2. The study process itself dies (SIGKILL) in its second encoded batch.
     env = {**os.environ, ENV_VAR: "encode-batch:2"}
