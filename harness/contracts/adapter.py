@@ -244,6 +244,17 @@ class HasMaskedLM(Protocol):
 
 
 @runtime_checkable
+class KnowsMaskedLMHead(Protocol):
+    """A ``HasMaskedLM`` model that can tell without loading weights whether its
+    checkpoint has the head (from its configuration), so a plan leaves a masked-LM task
+    out before any cell runs instead of failing in the middle of a run."""
+
+    def masked_lm_head_missing(self) -> str | None:
+        """Why the checkpoint has no masked-LM head, or None when it has one (or the
+        configuration cannot say)."""
+
+
+@runtime_checkable
 class ChecksModes(Protocol):
     """The model can tell, before any work, that a mode it lists cannot run as asked
     (e.g. a split definition that needs a reference corpus none was given for)."""

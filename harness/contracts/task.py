@@ -147,6 +147,15 @@ class ReadsData(Protocol):
 
 
 @runtime_checkable
+class ChecksModel(Protocol):
+    """A task that can tell while the run is planned that a model it accepts by its
+    abilities still cannot run it (a masked-LM task on a checkpoint that has no head)."""
+
+    def check_model(self, model: ModelAdapter) -> None:
+        """Raise :class:`posharness.base.errors.UnsupportedModeError` with the reason."""
+
+
+@runtime_checkable
 class SplitsIntoRuns(Protocol):
     """A cell made of independent trainings, each cached on its own: a fine-tune
     protocol's seeds × learning rates (5 runs in Chen et al. 2023, 20 in Ke et al. 2021).

@@ -9,6 +9,7 @@ missing dataset — fails here, in one line, before any cell runs.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -33,9 +34,11 @@ from posharness.contracts.adapter import (
 )
 from posharness.contracts.cell_key import CellKey
 from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
-from posharness.contracts.task import ReadsData, Task, resolve_options
+from posharness.contracts.task import ChecksModel, ReadsData, Task, resolve_options
 from posharness.run.config import RunConfig
 from posharness.run.identity import RunSettings, key_of
+
+_log = logging.getLogger(__name__)  # shown on stderr by Python's last-resort handler
 
 DTYPE_CHOICES = ("auto", "float32", "bfloat16", "float16")
 _T = TypeVar("_T")
@@ -274,8 +277,7 @@ def plan(
                 )
             if isinstance(model, ChecksModes):
                 model.check_mode(mode)
-        for _, task, task_options, identity in prepared:
-            check_capabilities(spec.text, model, task)
+        for _, task, task_options, identity in _runnable(spec.text, model, prepared, config):
             for mode in modes:
                 for seed in config.seeds:
                     key = key_of(spec, model, task, mode, seed, task_options, identity, run)
@@ -324,6 +326,32 @@ def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, An
         task.data_identity(task_options, config.data_dir) if isinstance(task, ReadsData) else None
     )
     return name, task, task_options, identity
+
+
+def _runnable(
+    model_name: str, model: ModelAdapter, prepared: list[Any], config: RunConfig
+) -> list[Any]:
+    """The prepared tasks this model can run. A task named on its own that the model
+    cannot run stops the run; one reached only through a group (``length``: a masked-LM
+    task beside embedding tasks) is left out for this model and said on stderr, so a group
+    runs what each model can. A model that can run none of them stops the run as before."""
+    kept, left_out = [], []
+    for entry in prepared:
+        try:
+            check_capabilities(model_name, model, entry[1])
+            if isinstance(entry[1], ChecksModel):
+                entry[1].check_model(model)
+        except UnsupportedModeError as exc:
+            if entry[0] in config.tasks:
+                raise
+            left_out.append(exc)
+            continue
+        kept.append(entry)
+    if left_out and not kept:
+        raise left_out[0]
+    for exc in left_out:
+        _log.warning("posharness: %s; left out of this group run for %s", exc, model_name)
+    return kept
 
 
 def check_capabilities(model_name: str, model: ModelAdapter, task: Task) -> None:

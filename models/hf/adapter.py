@@ -335,6 +335,11 @@ class HFEncoderAdapter:
 
         return hf_masked_lm(self, mode)
 
+    def masked_lm_head_missing(self) -> str | None:
+        from posharness.models.hf.masked_lm import head_missing
+
+        return head_missing(self.config_dict, self.spec)
+
     def _accepts_token_types(self) -> bool:
         return int(self.config_dict.get("type_vocab_size", 0) or 0) > 0
 

@@ -62,3 +62,16 @@ def hf_masked_lm(adapter: Any, mode: Mode) -> MaskedLM:
         )
     model = load_masked_lm(adapter.folder, adapter.spec).to(adapter.device)
     return scorer(model, adapter.tokenizer, adapter.spec)
+
+
+HEAD_ARCHITECTURES = ("ForMaskedLM", "ForPreTraining")
+
+
+def head_missing(config: dict[str, Any], spec: str) -> str | None:
+    """From ``config.json`` alone: the architectures it was saved as name no masked-LM
+    head (sentence-transformers' MiniLM is a ``BertModel``); None when one does, or when
+    the configuration names none (loading then decides)."""
+    architectures = [str(a) for a in config.get("architectures") or ()]
+    if not architectures or any(a.endswith(HEAD_ARCHITECTURES) for a in architectures):
+        return None
+    return no_head(spec, f"it was saved as {', '.join(architectures)}")

@@ -1,7 +1,7 @@
 """Length generalisation: how an encoder behaves as its inputs grow, up to and past the
 lengths it was trained on (issue 32). ``passkey``: LongEmbed's passkey retrieval (Zhu et
 al. 2024); ``length_mlm``: masked-LM accuracy at multiples of the training
-length. See docs/tasks/length.md.
+length; the group ``length`` runs both and ``length_geometry``. See docs/tasks/length.md.
 """
 
 from __future__ import annotations
@@ -14,3 +14,6 @@ TASKS = {"passkey": Passkey, "length_mlm": LengthMLM}
 
 for _name, _task in TASKS.items():
     tasks.add(_name, _task)
+# Every length task (length_geometry is the geometry family's). A model without a
+# masked-LM head runs the other two: a group runs what each model can (harness/run/plan.py).
+tasks.add_group("length", ("length_mlm", "passkey", "length_geometry"))

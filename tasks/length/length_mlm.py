@@ -66,6 +66,19 @@ class LengthMLM:
         metric_types={MAIN: MEAN_CONTINUOUS, CE: MEAN_CONTINUOUS},
     )
 
+    def check_model(self, model: ModelAdapter) -> None:
+        """A checkpoint whose configuration names no masked-LM head is left out while the
+        run is planned (``ChecksModel``): in the ``length`` group the other tasks run."""
+        from posharness.base.errors import UnsupportedModeError
+        from posharness.contracts.adapter import KnowsMaskedLMHead
+
+        why = model.masked_lm_head_missing() if isinstance(model, KnowsMaskedLMHead) else None
+        if why is not None:
+            raise UnsupportedModeError(
+                f"task {NAME} needs a masked-LM head: {why}; the model can run passkey and "
+                "length_geometry (the group length runs what it can)"
+            )
+
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
         options = ctx.options
         blocks = _positive(options["blocks"], "blocks")

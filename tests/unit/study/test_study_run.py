@@ -168,3 +168,25 @@ def test_a_full_disk_mid_study_fails_the_stage_in_one_line_and_a_rerun_finishes(
     monkeypatch.undo()
     outcome = run_study(path, _quiet)
     assert outcome.done == ["evaluate/RoPE"] and board.is_file()
+
+
+def test_the_length_table_reads_passkey_and_drift_and_says_n_a_past_a_length(
+    tmp_path: Path,
+) -> None:
+    text = RANDOM_WEIGHTS_STUDY.replace(
+        'tables = ["chen2023.fig2", "tisa2021.toeplitz"]', 'tables = ["length.passkey"]'
+    )
+    text = text.replace('tasks = ["locality_symmetry"]', 'tasks = ["passkey", "length_geometry"]')
+    text = text.replace(
+        'task_args = { locality_symmetry = { words = "12", length = "32" } }',
+        'task_args = { passkey = { lengths = "64", documents = "8", queries = "4" }, '
+        'length_geometry = { lengths = "16,32", words = "8", figures = "false" } }',
+    )
+    path = write_study(tmp_path, text)
+    run_study(path, _quiet)
+    table = (tmp_path / "study" / "tables" / "length.passkey.md").read_text()
+    row = next(line for line in table.splitlines() if line.startswith("| RoPE | both |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[2].split()[0].replace(".", "").isdigit()  # passkey at 64 tokens, scored
+    assert cells[3:6] == ["n/a", "n/a", "n/a"]  # 128, 256, 512: not asked for here
+    assert cells[6] != "not run" and cells[-1] == "incomplete"
