@@ -118,4 +118,3 @@ def leave(finished: bool) -> None:
     if finished:
         torch.distributed.barrier()
     torch.distributed.destroy_process_group()
-
