@@ -204,7 +204,7 @@ def _pretrain_values(
 def _checked(where: _Locator, section: str, option: Option, value: Any, base: Path) -> Any:
     """One [pretrain] value checked against its option's declared type and choices."""
     expected = {bool: "true or false", int: "a whole number", float: "a number"}
-    if option.multiple or option.parse is not None and option.type is str:
+    if option.multiple:  # --model-arg KEY=VALUE …: a table in the file
         if not isinstance(value, dict | list):
             raise where.error(section, option.name, "give a table of KEY = VALUE")
         return value
@@ -263,7 +263,7 @@ def _models(
         spec = entry.get("name")
         if not isinstance(spec, str) or not spec:
             raise where.error("model", "name", "every [[model]] needs a name")
-        _check_model_name(where, spec, stage)
+        _check_model_name(where, spec)
         trainable = stage is not None and "@" not in spec and stage.can_pretrain(spec)
         seeds = entry.get("seeds", [0] if trainable else [])
         seeds = [seeds] if isinstance(seeds, int) else seeds
@@ -293,14 +293,17 @@ def _models(
     return tuple(models)
 
 
-def _check_model_name(where: _Locator, spec: str, stage: TrainingStage | None) -> None:
+def _check_model_name(where: _Locator, spec: str) -> None:
     """An unknown model fails here, with close matches, before any stage runs."""
     from posharness.contracts.model_spec import parse_model_spec, registered_factory
 
     try:
         registered_factory(parse_model_spec(spec))
     except PosharnessError as exc:
-        raise StudyFileError(f"{where.path} line {where.line_of('model', 'name')}: {exc}") from None
+        written = re.compile(rf"^\s*name\s*=\s*[\"']{re.escape(spec)}[\"']")
+        line = next((n for n, text in enumerate(where.lines, 1) if written.match(text)), None)
+        at = f" line {line}" if line else ""
+        raise StudyFileError(f"{where.path}{at}: [model] name: {exc}") from None
 
 
 def _runs(where: _Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
@@ -335,9 +338,8 @@ def _run_values(where: _Locator, table: dict[str, Any], base: Path) -> dict[str,
     for key in ("task_args", "model_args"):
         if isinstance(values.get(key), dict):
             values[key] = _files_resolved(values[key], base)
-    for key in ("tasks",):
-        if key not in values:
-            raise where.error("run", key, "a study needs [run] tasks (task or group names)")
+    if "tasks" not in values:
+        raise where.error("run", "tasks", "a study needs [run] tasks (task or group names)")
     try:
         config_from({**values, "models": ["checked-later"]})
     except OptionError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from posharness.boards.compare import (
     MetricComparison,
@@ -214,14 +215,13 @@ def _published(value: float | None, spec: StudyTable) -> Cell:
 
 def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestLine]:
     """Every PE against each baseline, per mode and column, Holm-adjusted together."""
-    from posharness.boards.cell_outputs import row_outputs_from_files
-
     lines: list[TestLine] = []
     for baseline in (m for m in models if m.baseline):
         for model in (m for m in models if m.label != baseline.label):
             left, right = boards[model.label], boards[baseline.label]
             if left is None or right is None:
                 continue
+            outputs = _PairedOutputs(model, baseline)
             for column in spec.columns:
                 for mode in (column.mode,) if column.mode else spec.modes:
                     key = _key(column)
@@ -233,15 +233,33 @@ def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestL
                     if not pairs:
                         continue
                     a, b = pairs[0]
-                    lost: list[str] = []
-                    out_a = row_outputs_from_files(a, model.board, lost, [])
-                    out_b = row_outputs_from_files(b, baseline.board, lost, [])
-                    (comparison,) = compare_metrics([key], a, b, out_a, out_b)
+                    (comparison,) = compare_metrics([key], a, b, *outputs.of(a, b))
                     lines.append(
                         TestLine(model.label, mode, column.label, baseline.label, comparison)
                     )
     adjust_comparisons([line.comparison for line in lines])
     return lines
+
+
+class _PairedOutputs:
+    """Per-example outputs of a pair of board rows, read from their files once for every
+    column the rows share (a table tests many columns of the same two rows)."""
+
+    def __init__(self, model: ModelRow, baseline: ModelRow) -> None:
+        self.model, self.baseline = model, baseline
+        self.read: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    def of(self, a: Row, b: Row) -> tuple[Any, Any]:
+        from posharness.boards.cell_outputs import row_outputs_from_files
+
+        key = (id(a), id(b))
+        if key not in self.read:
+            lost: list[str] = []
+            self.read[key] = (
+                row_outputs_from_files(a, self.model.board, lost, []),
+                row_outputs_from_files(b, self.baseline.board, lost, []),
+            )
+        return self.read[key]
 
 
 def _mark(rows: list[TableRow], tests: list[TestLine], spec: StudyTable) -> None:

@@ -191,7 +191,9 @@ class HFEncoderAdapter:
         }
 
     def pe_card(self) -> PECard:
-        learned = self._learned_positions()
+        from posharness.models.hf.position_table import learned_positions
+
+        learned = learned_positions(self.config_dict)
         return pe_card_for(
             str(self.config_dict.get("model_type", "unknown")), self.position_embeddings(), learned
         )
@@ -367,30 +369,17 @@ class HFEncoderAdapter:
         self.decomposition.prepare(model, self.reference_statistics)
         return self.decomposition.positional_scores(model, length)
 
-    # -- positions ----------------------------------------------------------------------
-    def _position_module(self) -> Any:
-        import torch
-
-        embeddings = getattr(self.model, "embeddings", None)
-        table = getattr(embeddings, "position_embeddings", None)
-        return table if isinstance(table, torch.nn.Embedding) else None
-
-    def _learned_positions(self) -> bool:
-        # DistilBERT can freeze sinusoidal values into its position table.
-        return not bool(self.config_dict.get("sinusoidal_pos_embds", False))
-
+    # -- positions (position_table.py) -------------------------------------------------
     @property
     def _position_offset(self) -> int:
-        # RoBERTa-style models number positions from padding_idx + 1.
-        if self.config_dict.get("model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
-            return int(self.config_dict.get("pad_token_id", 1)) + 1
-        return 0
+        from posharness.models.hf.position_table import position_offset
+
+        return position_offset(self.config_dict)
 
     def position_embeddings(self) -> Any:
-        module = self._position_module()
-        if module is None:
-            return None
-        return module.weight.detach()[self._position_offset :].float().cpu()
+        from posharness.models.hf.position_table import position_embeddings
+
+        return position_embeddings(self.model, self.config_dict)
 
 
 def _tokenized(enc: Any, with_word_ids: bool) -> list[TokenizedText]:

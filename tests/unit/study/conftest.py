@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import WORDS
+
 GEOMETRY_RUN = """
 [run]
 tasks = ["locality_symmetry"]
@@ -50,25 +52,7 @@ seeds = []
 def corpus(tmp_path: Path) -> Path:
     """A few hundred lines of word salad from a small vocabulary: enough to pretrain on."""
     rng = random.Random(0)
-    words = [
-        "the",
-        "a",
-        "man",
-        "woman",
-        "dog",
-        "cat",
-        "plays",
-        "runs",
-        "park",
-        "street",
-        "red",
-        "blue",
-        "old",
-        "young",
-        "tree",
-        "house",
-    ]
-    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(8, 20))) for _ in range(400)]
+    lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))) for _ in range(400)]
     path = tmp_path / "corpus.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
