@@ -1,14 +1,19 @@
 """A computed study table as Markdown, as LaTeX (booktabs) and, for a scatter, a figure.
 
 The three are written from one :class:`~posharness.study.tables.ComputedTable`, so the
-paper-ready LaTeX, the Markdown and the report never disagree on a number.
+paper-ready LaTeX, the Markdown and the report never disagree on a number. Every text of
+the table (labels, cells, caption, notes) is escaped on the way out (``latex_text`` for
+LaTeX, ``|`` for Markdown), so a name never breaks the file.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from posharness.study.latex_text import latex_escape, latex_label
 from posharness.study.tables import ComputedTable, TableRow
+
+__all__ = ["draw_scatter", "latex_escape", "to_latex", "to_markdown"]
 
 PUBLISHED_TAG = "published"
 
@@ -21,14 +26,19 @@ def _values(row: TableRow) -> list[str]:
     return [cell.shown for cell in row.cells]
 
 
+def _md_row(cells: list[str]) -> str:
+    """A Markdown table row; a ``|`` or a line break inside a cell would split the row."""
+    return "| " + " | ".join(" ".join(c.replace("|", r"\|").split()) for c in cells) + " |"
+
+
 def to_markdown(table: ComputedTable) -> str:
     lines = [f"## {table.spec.title}", "", table.caption, ""]
-    lines.append("| " + " | ".join(table.header) + " |")
+    lines.append(_md_row(table.header))
     lines.append("|" + "|".join([":--", ":--"] + ["--:"] * (len(table.header) - 2)) + "|")
     ours = [r for r in table.rows if not r.published]
     theirs = [r for r in table.rows if r.published]
     for row in ours + theirs:
-        lines.append("| " + " | ".join([_label(row), row.mode, *_values(row)]) + " |")
+        lines.append(_md_row([_label(row), row.mode, *_values(row)]))
     lines += [""] + [f"- {note}" for note in table.notes]
     if table.tests:
         lines += ["", "Paired tests (Δ = PE − baseline, in the board's unit):", ""]
@@ -36,27 +46,14 @@ def to_markdown(table: ComputedTable) -> str:
         lines.append("|:--|:--|:--|--:|--:|:--|")
         for line in table.tests:
             test = line.comparison.test
+            pair = [line.row, line.column, line.baseline]
             if test is None:
-                lines.append(
-                    f"| {line.row} | {line.column} | {line.baseline} | – | – | "
-                    f"{line.comparison.note} |"
-                )
+                lines.append(_md_row([*pair, "–", "–", line.comparison.note]))
                 continue
-            lines.append(
-                f"| {line.row} | {line.column} | {line.baseline} | {-test.delta:+.4f} | "
-                f"{test.p_adjusted if test.p_adjusted is not None else test.p_value:.3g} | "
-                f"{test.name}, n={test.n} |"
-            )
+            p_value = test.p_adjusted if test.p_adjusted is not None else test.p_value
+            shown = [f"{-test.delta:+.4f}", f"{p_value:.3g}", f"{test.name}, n={test.n}"]
+            lines.append(_md_row([*pair, *shown]))
     return "\n".join(lines) + "\n"
-
-
-_LATEX = {"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "Δ": r"$\Delta$",
-          "▲": r"$^{\blacktriangle}$", "▼": r"$^{\blacktriangledown}$", "×": r"$\times$",
-          "→": r"$\rightarrow$", "–": "--", "*": r"$^{*}$"}  # fmt: skip
-
-
-def latex_escape(text: str) -> str:
-    return "".join(_LATEX.get(char, char) for char in text)
 
 
 def to_latex(table: ComputedTable) -> str:
@@ -91,7 +88,7 @@ def to_latex(table: ComputedTable) -> str:
         r"\bottomrule",
         r"\end{tabular}",
         rf"\caption{{{latex_escape(caption)}}}",
-        rf"\label{{tab:{table.spec.id.replace('.', '-')}}}",
+        rf"\label{{tab:{latex_label(table.spec.id)}}}",
         r"\end{table}",
     ]
     return "\n".join(lines) + "\n"
