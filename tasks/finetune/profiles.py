@@ -4,7 +4,10 @@ splits are reported, and whether SentEval cross-validates it.
 GLUE test labels are private, so GLUE tasks report the selection split (dev) at the best
 epoch, as both papers do; datasets with a labelled test set (SICK, SST, TREC, SNLI)
 select on dev and report test, with the dev score alongside. MR, SUBJ, CR and MPQA have
-no split at all: SentEval scores them by 10-fold cross-validation.
+no split at all: SentEval scores them by 10-fold cross-validation. A profile may derive a
+metric from reported ones: MNLI's ``mean_accuracy``, the mean of its matched and mismatched
+accuracies, is the number Chen et al. 2023 print for MNLI (App. A.4: "we report the average
+score for the two test sets of MNLI").
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ class Profile:
     folds: int = 0  # > 0: SentEval cross-validation over the single split "all"
     carve_dev: bool = False  # no dev split: hold out 10 % of train (TREC)
     group: tuple[str, ...] = field(default_factory=tuple)
+    # name -> the reported metrics it is the equal-weight mean of, e.g. MNLI's
+    # mean_accuracy = (matched_accuracy + mismatched_accuracy) / 2, computed per run
+    derived: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    version: str = ""  # its own task version when its results changed ("": the family's)
 
     @property
     def regression(self) -> bool:
@@ -35,12 +42,31 @@ class Profile:
 
     @property
     def headline(self) -> tuple[str, ...]:
-        return tuple(
+        reported = tuple(
             f"{prefix}{m}"
             for prefix in self.report
             if not prefix.startswith("dev_")
             for m in self.metrics
         )
+        return reported + tuple(self.derived)
+
+    @property
+    def reported(self) -> tuple[str, ...]:
+        """Every metric a cell records: each reported split's (``dev_`` ones included,
+        e.g. SICK-R's ``dev_spearman``), then the derived ones."""
+        split_metrics = tuple(f"{prefix}{m}" for prefix in self.report for m in self.metrics)
+        return split_metrics + tuple(self.derived)
+
+    def parts(self, derived: str) -> list[tuple[str, str, str]]:
+        """(prefix, split, metric) of each reported metric ``derived`` is the mean of."""
+        found = []
+        for key in self.derived[derived]:
+            prefix = max(
+                (p for p in self.report if key.startswith(p) and key[len(p) :] in self.metrics),
+                key=len,
+            )
+            found.append((prefix, self.report[prefix], key[len(prefix) :]))
+        return found
 
 
 _DEV = {"": "dev"}
@@ -109,6 +135,8 @@ PROFILES = {
             "matched_accuracy",
             "dev_matched",
             {"matched_": "dev_matched", "mismatched_": "dev_mismatched"},
+            derived={"mean_accuracy": ("matched_accuracy", "mismatched_accuracy")},
+            version="2",  # 2: adds mean_accuracy (Chen et al. 2023's MNLI number)
         ),
         _p("qnli", "GLUE QNLI question entailment", ACC, "accuracy", "dev", _DEV),
         _p("rte", "GLUE RTE entailment", ACC, "accuracy", "dev", _DEV),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.examples import Example
 from posharness.contracts.task import Metric
+from posharness.tasks.finetune.derived import derived_metric, example_weights
 from posharness.tasks.finetune.store import drop_weights
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def confidence_metrics(
                 name, gold, runs, aggregate=summary.combine, resamples=resamples, seed=seed
             )
             metrics[key] = Metric(value, interval.stderr, interval.low, interval.high, len(gold))
+    for name in profile.derived:
+        metrics[name] = derived_metric(profile, name, summary, results, split_of, resamples, seed)
     for key, value in summary.values.items():
         metrics.setdefault(key, Metric(value))
     return metrics
@@ -60,16 +63,22 @@ def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> lis
     """Gold, prediction and each example's share of the metric, for ``posharness compare``.
 
     Shares are named like the result's metrics (``matched_accuracy`` on MNLI's matched
-    rows, ``dev_accuracy`` on SNLI's dev rows), so a paired test finds them by name.
+    rows, ``dev_accuracy`` on SNLI's dev rows), so a paired test finds them by name; a
+    derived mean (MNLI's ``mean_accuracy``) is on the rows of all its parts, weighted so
+    that their mean is its value (``derived.example_weights``).
     """
     from posharness.stats.classification import per_example
 
+    weights = example_weights(profile, split_of)
     rows: list[Example] = []
     for prefix, split in profile.report.items():
         encoded = split_of(split)
         predicted = run.predictions[split]
         shares = per_example(profile.metrics, encoded.labels, predicted)
+        derived = {name: w for (name, p), w in weights.items() if p == prefix}
         for i, example_id in enumerate(encoded.ids):
+            values = {f"{prefix}{name}": value for name, value in shares[i].items()}
+            values.update({d: shares[i][m] * w for d, (m, w) in derived.items()})
             rows.append(
                 Example(
                     id=f"{split}:{example_id}",
@@ -77,7 +86,7 @@ def per_example_rows(profile: Profile, run: RunResult, split_of: SplitOf) -> lis
                     prefix=prefix,
                     label=encoded.labels[i].item(),
                     prediction=predicted[i].item(),
-                    **{f"{prefix}{name}": value for name, value in shares[i].items()},
+                    **values,
                 )
             )
     return rows

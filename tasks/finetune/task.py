@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import FineTunable
-from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES
+from posharness.contracts.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, OF_EXAMPLES
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.contracts.task_options import TaskOption
 from posharness.tasks.finetune.data.locate import DATASETS
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from posharness.tasks.finetune.runs import RunContext, RunResult
     from posharness.tasks.finetune.types import LoadedSplit
 
-VERSION = "1"
+VERSION = "1"  # every task's, unless its profile names its own (Profile.version)
 CHECKPOINT_CHOICES = ("selected", "all", "none")
 EVAL_BATCH = {"cpu": 64, "cuda": 256, "mps": 128}
 
@@ -220,6 +220,8 @@ class FineTuneTask:
         for prefix, split in self.profile.report.items():
             values = score(self.profile.metrics, encoded[split].labels, result.predictions[split])
             out.update({f"{prefix}{m}": v for m, v in values.items()})
+        for name, parts in self.profile.derived.items():  # per run, so protocols combine it
+            out[name] = sum(out[key] for key in parts) / len(parts)
         return out
 
     def _selection_key(self, rc: RunContext) -> str:
@@ -351,7 +353,7 @@ def task_spec(profile: Profile) -> TaskSpec:
     dataset = DATASETS[profile.name]
     return TaskSpec(
         name=profile.name,
-        version=VERSION,
+        version=profile.version or VERSION,
         kind="fine-tune",
         description=profile.description,
         main_metric=profile.main_metric,
@@ -365,6 +367,9 @@ def task_spec(profile: Profile) -> TaskSpec:
         metric_types={
             "accuracy": MEAN_BINARY,
             **{name: OF_EXAMPLES for name in ("f1", "matthews", "pearson", "spearman")},
+            # a mean of split accuracies: each example's correctness weighted by its split's
+            # share (report.per_example_rows), so a mean of continuous values
+            **dict.fromkeys(profile.derived, MEAN_CONTINUOUS),
         },
     )
 
