@@ -98,6 +98,13 @@ class NativePEAdapter(HFEncoderAdapter):
     def positional_scores(self, length: int) -> Any:
         return self.model.positional_scores(length)
 
+    def position_embeddings(self) -> Any:
+        """The scheme's absolute table (learned, sinusoidal or TUPE's p), wherever it lives
+        (``position_table.py``): not only an ``nn.Embedding`` at the Hugging Face path."""
+        from posharness.models.zoo.position_table import position_table
+
+        return position_table(self.model)
+
     @property
     def max_length(self) -> int:
         limit = self.model.max_length

@@ -1,13 +1,27 @@
 """Wang et al.'s position-wise properties of a proximity matrix φ (ICLR 2021, "On position
-embeddings in BERT", §3): monotonicity, translation invariance and symmetry.
+embeddings in BERT", §3, Properties 1-3), each read as a score in [0, 1] that is 1 exactly
+when the property holds within ``max_offset``:
+
+* monotonicity (Property 1): m > n ⇔ φ(x, x+m) < φ(x, x+n), proximity falls with distance;
+  scored as the share of (near, far) pairs on one side of a position that obey it;
+* translation invariance (Property 2): φ(x₁, x₁+m) = φ(x₂, x₂+m) for every x₁, x₂, a
+  function of the offset m alone; scored as 1 − the within-offset share of the variance;
+* symmetry (Property 3): φ(x, y) = φ(y, x); scored as the symmetric part's share of the
+  sum of squares.
 
 φ(i, j) is how strongly position i relates to position j: the dot product of two position
-embeddings for an absolute table, the content-free positional logit delta for schemes that
-act on attention. Every property reads only the pairs within ``max_offset`` of each other
-(1 ≤ |i − j| ≤ D, D = 32 by default, as the issue asks), so a long table's far pairs do not
-outweigh the near ones. ``keep`` marks the entries that are real scores (a sliding window
-writes the dtype's minimum elsewhere); pairs that touch a masked entry are left out.
-The exact formulas, and the choices the paper leaves open, are in docs/tasks/geometry.md.
+embeddings for an absolute table (Wang et al.'s object), the content-free positional logit
+delta for schemes that act on attention. For the sinusoidal table of Vaswani et al. (2017),
+E_i·E_j = Σ_k cos(ω_k (i − j)) depends on i − j only and is even in it, so translation
+invariance and symmetry are 1 exactly — Wang et al.'s reading of the sinusoidal PE —
+while monotonicity holds only as far as the sum of cosines keeps falling, which at
+D = 32 depends on the width d (1 at d = 512 and 768, 0.996 at 256, 0.82 at 32; the unit
+tests pin these). Every property reads only the pairs within ``max_offset`` of each other
+(1 ≤ |i − j| ≤ D, D = 32 by default), so a long table's far pairs do not outweigh the
+near ones. ``keep`` marks the entries that are real scores (a sliding window writes the
+dtype's minimum elsewhere); pairs that touch a masked entry are left out. The paper states
+the properties, not these scores: the formulas, and the choices they make, are in
+docs/tasks/geometry.md, "Position-wise properties".
 """
 
 from __future__ import annotations
