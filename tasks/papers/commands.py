@@ -1,5 +1,5 @@
-"""``posharness reproduce chen2023|tupe2021|tisa2021``: write the paper's study file with
-the user's PEs beside its baselines, then run it (docs/studies.md)."""
+"""``posharness reproduce chen2023|chen2023-draft|tupe2021|tisa2021``: write the paper's
+study file with the user's PEs beside its baselines, then run it (docs/studies.md)."""
 
 from __future__ import annotations
 

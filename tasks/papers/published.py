@@ -7,11 +7,15 @@ copied from, and a test can check it against the paper's text. A file holds::
     paper = "..."            # the citation the source shows
     text = "chen2023-....txt"  # the text dump in ../shared/science/papers it was copied from
     [tables.NAME]            # table, page, anchor (a line beside the table), note, scale
-    [[tables.NAME.rows]]     # model (as printed), mode, pe, note, values, spread, average
+    [[tables.NAME.rows]]     # model (as printed), mode, pe, note, values, spread, average,
+                             # recomputed (a row the paper does not print, see below)
 
 ``values`` are in the paper's unit under the study table's column keys; ``spread`` (the ±
 the paper prints) and ``average`` (its printed average column) are kept for provenance:
 the contract's :class:`PublishedRow` has no field for them, so the row's note repeats them.
+A ``recomputed`` row holds numbers derived from the paper's printed rows rather than printed
+(Table A3's averages without its Root row); the text says how, the provenance test redoes
+the computation from the paper's lines, and the row's note says so.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any
 
 from posharness.study.table_spec import PUBLISHED_MARK, PublishedRow, PublishedSource
 
-ROW_KEYS = frozenset({"model", "mode", "pe", "note", "values", "spread", "average"})
+ROW_KEYS = frozenset({"model", "mode", "pe", "note", "values", "spread", "average", "recomputed"})
 TABLE_KEYS = frozenset({"table", "page", "anchor", "note", "scale", "rows"})
 
 
@@ -65,6 +69,9 @@ def rows(paper: str, table: str, keys: Iterable[str] | None = None) -> tuple[Pub
         }
         if values:
             note = row.get("note", "")
+            if "recomputed" in row:
+                recomputed = f"recomputed, not printed: {row['recomputed']}"
+                note = f"{note}; {recomputed}" if note else recomputed
             average = row.get("average") if wanted is None else None
             published.append(
                 PublishedRow(

@@ -54,7 +54,8 @@ class PaperStudy:
     name: str
     baselines: tuple[tuple[str, str], ...]  # (zoo name, label), the first the test baseline
     tables: tuple[str, ...]
-    runs: tuple[Mapping[str, Any], ...]  # [[run]] sections, before the scale's limits
+    # [[run]] sections, before the scale's limits; "task_args" joins those the scale sets
+    runs: tuple[Mapping[str, Any], ...]
     protocol: str  # the paper's fine-tuning protocol
     notes: tuple[str, ...] = ()
     mini_baselines: tuple[str, ...] = ()  # the baselines kept at the mini scale ((): all)
@@ -71,11 +72,14 @@ STUDIES: dict[str, PaperStudy] = {
             "chen2023.fig2",
             "chen2023.table9",
             "chen2023.tablea3",
+            "chen2023.draft_table2",
         ),
         runs=(
             {
                 "tasks": ["locality_symmetry", "toeplitz", "dep_heads", "senteval_probing"],
                 "modes": ["both", "contextual", "positional"],
+                # Table A3's averages include Root (tasks/papers/chen2023.py)
+                "task_args": {"dep_heads": {"score_root": "true"}},
             },
             {"tasks": ["snli", "shuffle"], "modes": ["both"]},
             {"tasks": ["chen10"], "modes": ["both"]},
@@ -87,6 +91,25 @@ STUDIES: dict[str, PaperStudy] = {
             "senteval`); MNLI, QQP and QNLI's train split are not on every machine: "
             "columns without data read 'data missing'.",
         ),
+    ),
+    # The ICLR draft's tables the final paper dropped: sequence combination (Table 3) and
+    # the ablations of Eq. 2 (Table 7), over Table 1's ten tasks.
+    "chen2023-draft": PaperStudy(
+        name="chen2023-draft",
+        baselines=(
+            ("bert-a", "BERT"),
+            ("bert-a-star", "A*"),
+            ("bert-a-star-seq", "A*-Seq"),
+            ("alibi-softmax", "ALiBi"),
+            ("alibi-seq", "ALiBi-Seq"),
+            ("bert-only-c", "BERT-only-c"),
+            ("bert-only-p", "BERT-only-p"),
+        ),
+        mini_baselines=("bert-a", "bert-a-star", "bert-a-star-seq"),
+        tables=("chen2023.draft_table3", "chen2023.draft_table7"),
+        runs=({"tasks": ["chen10"], "modes": ["both"]},),
+        protocol="chen2023",
+        notes=("MNLI, QQP and QNLI's train split are not on every machine: 'data missing'.",),
     ),
     "tupe2021": PaperStudy(
         name="tupe2021",
@@ -154,7 +177,7 @@ def study_text(
 def _run_lines(
     run: Mapping[str, Any], study: PaperStudy, scale: Scale, data_dir: str | None, executor: str
 ) -> list[str]:
-    values: dict[str, Any] = dict(run)
+    values: dict[str, Any] = {key: value for key, value in run.items() if key != "task_args"}
     if data_dir is not None:
         values["data_dir"] = data_dir
     for key in ("limit", "train_limit"):
@@ -162,7 +185,7 @@ def _run_lines(
             values[key] = getattr(scale, key)
     if executor != "serial":
         values["executor"] = executor
-    task_args: dict[str, dict[str, str]] = {}
+    task_args = {task: dict(args) for task, args in run.get("task_args", {}).items()}
     fine_tunes = {"snli", "shuffle", "chen10", "glue"} & set(run["tasks"])
     for group in sorted(fine_tunes - {"shuffle"}):
         task_args[group] = {"protocol": scale.protocol or study.protocol}

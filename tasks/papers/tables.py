@@ -1,7 +1,7 @@
 """Every seed paper's study tables, for the ``posharness.study_tables`` entry point
 (``papers = posharness.tasks.papers.tables:all_tables``): Chen et al. 2023 (Tables 1, 3, A3,
-Fig. 2 and the ICLR draft's Table 9), Ke et al. 2021 (TUPE's GLUE table) and Wennberg &
-Henter 2021 (TISA's Toeplitz analysis). One module per paper holds its columns; the
+Fig. 2 and the ICLR draft's Tables 2, 3, 7 and 9), Ke et al. 2021 (TUPE's GLUE table) and
+Wennberg & Henter 2021 (TISA's Toeplitz analysis). One module per paper holds its columns; the
 published numbers are data in ``published/``."""
 
 from __future__ import annotations
