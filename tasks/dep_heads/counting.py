@@ -4,7 +4,8 @@ Sentences are read, tokenised and encoded in chunks, and only :class:`HeadCounts
 (with the label set, not the corpus), so peak memory stays flat however long the
 treebank. A sentence longer than the model allows is never dropped in silence: it is
 split into word windows that fit (halving until they do), arcs inside a window are
-scored, and arcs that cross windows are counted and reported as not scored.
+scored, and arcs that cross windows are counted and reported as not scored. Root words,
+when asked for, are scored into counts of their own, which the other counts never see.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from dataclasses import asdict, dataclass
 from itertools import islice
 
 import numpy as np
+import torch
 
 from posharness.contracts.adapter import ATTENTIONS, EncoderOutput, ModelAdapter, TokenizedText
 from posharness.contracts.task import TaskContext
 from posharness.tasks.dep_heads.scoring import FOLDS, ArcBatch, HeadCounts
-from posharness.tasks.dep_heads.tree import ROOT, Sentence
+from posharness.tasks.dep_heads.tree import ROOT, ROOT_RELATION, Sentence
 from posharness.tasks.dep_heads.word_attention import (
     align_words,
     attending_words,
+    attends_to_itself,
     predicted_words,
     word_attention,
 )
@@ -37,7 +40,7 @@ class Coverage:
     words: int = 0
     windowed_sentences: int = 0  # longer than the model allows, split into windows
     windows: int = 0  # model inputs (one per sentence unless windowed)
-    root_arcs: int = 0  # the root has no head word to attend to: not scorable
+    root_arcs: int = 0  # root words: no other word is their head (scored apart, if asked)
     arcs_scored: int = 0
     arcs_across_windows: int = 0  # dependent and head not in one window: not scored
     arcs_unaligned: int = 0  # dependent or head has no sub-word piece (tokenizer dropped it)
@@ -129,6 +132,27 @@ def _arcs(windows: list[Window], counts: HeadCounts, coverage: Coverage) -> ArcB
     )
 
 
+def _root_arcs(windows: list[Window], roots: HeadCounts) -> ArcBatch:
+    """Each window's root word as an arc onto itself (dependent = head), labelled
+    :data:`ROOT_RELATION`: the self-headed root of spaCy's parses, Chen et al.'s "Root"
+    at distance 0.0 (Table A3). Coverage already counts them as ``root_arcs``."""
+    rows, words, folds = [], [], []
+    for row, window in enumerate(windows):
+        for word in range(window.start, window.end):
+            if window.sentence.heads[word] == ROOT:
+                rows.append(row)
+                words.append(word - window.start)
+                folds.append(window.fold)
+    as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
+    return ArcBatch(
+        as_array(rows),
+        as_array(words),
+        as_array(words),
+        roots.label_indices([ROOT_RELATION] * len(rows)),
+        as_array(folds),
+    )
+
+
 def count_heads(
     model: ModelAdapter,
     ctx: TaskContext,
@@ -137,11 +161,15 @@ def count_heads(
     from_word: str,
     max_length: int,
     label: str,
+    roots: HeadCounts | None = None,
 ) -> tuple[HeadCounts, Coverage]:
     """Encode every sentence in ``ctx.mode`` and count each head's correct predictions.
 
     Folds interleave by sentence order (even sentences fold 0, odd fold 1), which keeps
-    them balanced without a random draw.
+    them balanced without a random draw. With ``roots`` (empty counts of the model's
+    shape), root words are scored too, into ``roots`` only: a head is right when its
+    argmax at the root word is the word itself (:func:`attends_to_itself`). The returned
+    counts and coverage are the same with or without it.
     """
     counts = HeadCounts(model.num_layers, model.num_heads)
     coverage = Coverage()
@@ -167,7 +195,7 @@ def count_heads(
         coverage.windows += len(windows)
         for indices, output in encoder.batches([w.tokens for w in windows]):
             batch = [windows[i] for i in indices]
-            _count_batch(counts, coverage, batch, output, from_word)
+            _count_batch(counts, coverage, batch, output, from_word, roots)
         advance(len(chunk))
     return counts, coverage
 
@@ -178,6 +206,7 @@ def _count_batch(
     batch: list[Window],
     output: EncoderOutput,
     from_word: str,
+    roots: HeadCounts | None = None,
 ) -> None:
     width = int(output.attention_mask.shape[1])
     alignment = align_words(output.word_ids, [w.count for w in batch], width, from_word)
@@ -188,6 +217,11 @@ def _count_batch(
     arcs = arcs.subset(aligned)
     coverage.arcs_scored += len(arcs)
     counts.add_arcs(arcs)
+    selves = None
+    if roots is not None:
+        selves = _root_arcs(batch, roots)
+        selves = selves.subset(pieces[selves.row, selves.dependent])  # a root without pieces
+        roots.add_arcs(selves)  # is left out: root_words - scored roots says how many
     for layer, attention in enumerate(output.attentions):
         words = word_attention(attention, alignment)
         counts.add_predictions(
@@ -196,3 +230,7 @@ def _count_batch(
             attending_words(words, alignment).cpu().numpy(),
             arcs,
         )
+        if selves is not None and len(selves) > 0:
+            rows, positions = torch.from_numpy(selves.row), torch.from_numpy(selves.dependent)
+            hits = attends_to_itself(words, alignment, rows, positions)
+            roots.add_hits(layer, hits.cpu().numpy(), selves)

@@ -105,8 +105,15 @@ class HeadCounts:
                 attending[arcs.row, :, arcs.dependent] == gold,
             ],
             axis=-1,
-        ).astype(np.int64)  # [arcs, H, directions]
-        np.add.at(self.correct[:, :, layer], (arcs.fold, arcs.label), hits)
+        )  # [arcs, H, directions]
+        self.add_hits(layer, hits, arcs)
+
+    def add_hits(self, layer: int, hits: np.ndarray, arcs: ArcBatch) -> None:
+        """Count one layer's hits ``[arcs, H, directions]`` (true where a head's
+        prediction in that direction is the arc's head) under each arc's fold and label."""
+        if len(arcs) == 0:
+            return
+        np.add.at(self.correct[:, :, layer], (arcs.fold, arcs.label), hits.astype(np.int64))
 
     def merged(self, rename: Callable[[str], str]) -> HeadCounts:
         """The same counts under a coarser label set (e.g. UD subtypes collapsed)."""

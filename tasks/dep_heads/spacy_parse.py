@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING
 from posharness.base.errors import DataError, OptionError, OutputError
 from posharness.storage.hashing import hash_files
 from posharness.storage.io import atomic_target
-from posharness.tasks.dep_heads.tree import ROOT, Sentence, conllu_lines
+from posharness.tasks.dep_heads.tree import ROOT, ROOT_RELATION, Sentence, conllu_lines
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -221,7 +221,7 @@ def _sentence(span: Span, sent_id: str, line: int) -> Sentence:
     for position, token in enumerate(span, start=1):
         if token.head.i == token.i:
             heads.append(ROOT)
-            relations.append("root")
+            relations.append(ROOT_RELATION)
             continue
         head = token.head.i - span.start + 1
         if not 1 <= head <= len(span):

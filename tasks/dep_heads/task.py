@@ -22,7 +22,12 @@ Options (``--task-arg dep_heads.KEY=VALUE``):
 * ``top`` — the table's relations: the N most frequent (0 = every relation);
 * ``short_distance`` — relations whose mean distance is at most this are "short";
 * ``max_length`` — longest model input in pieces (0 = the model's limit); longer
-  sentences are split into windows, never dropped.
+  sentences are split into windows, never dropped;
+* ``score_root`` — also score the root relation as Chen et al.'s Table A3 does (Root at
+  distance 0.0: spaCy's root is its own head, so a head is right when the root word's
+  argmax is the word itself) and add ``acc_root``, ``macro_with_root``,
+  ``macro_short_with_root`` and ``macro_long_with_root``; off by default, and every other
+  metric is the same either way.
 """
 
 from __future__ import annotations
@@ -60,6 +65,12 @@ OPTIONS: tuple[TaskOption, ...] = (
     TaskOption("short_distance", 4.0, "Mean distance (words) at or below which it is short."),
     TaskOption("max_length", 0, "Longest input in pieces; 0 = the model's limit."),
     TaskOption("figures", True, "Draw the accuracy-by-distance figure."),
+    TaskOption(
+        "score_root",
+        False,
+        "Also score root words onto themselves (Chen et al. Table A3's Root) and average "
+        "with root: acc_root, macro_with_root, macro_short_with_root, macro_long_with_root.",
+    ),
 )
 
 
@@ -166,6 +177,7 @@ class DepHeads:
         from posharness.tasks.dep_heads.conllu import iter_conllu, scan_conllu
         from posharness.tasks.dep_heads.counting import count_heads
         from posharness.tasks.dep_heads.report import relation_report
+        from posharness.tasks.dep_heads.scoring import HeadCounts
         from posharness.tasks.dep_heads.tree import base_relation
 
         options = ctx.options
@@ -174,8 +186,11 @@ class DepHeads:
         stats = scan_conllu(treebank)
         total = min(stats.sentences, ctx.limit or stats.sentences)
 
+        score_root = bool(options["score_root"])
+
         def counted(path: Path, sentences: int, label: str):
-            return count_heads(
+            roots = HeadCounts(model.num_layers, model.num_heads) if score_root else None
+            counts, coverage = count_heads(
                 model,
                 ctx,
                 islice(iter_conllu(path), sentences),
@@ -183,20 +198,24 @@ class DepHeads:
                 str(options["from_word"]),
                 int(options["max_length"]),
                 label,
+                roots,
             )
+            return counts, coverage, roots
 
-        counts, coverage = counted(treebank, total, f"dep_heads · {ctx.mode}")
+        counts, coverage, roots = counted(treebank, total, f"dep_heads · {ctx.mode}")
         if coverage.arcs_scored == 0:
             raise DataError(
                 f"dep_heads: no scorable arc in {treebank} (every sentence is a lone root "
                 "or too long): use a treebank with multi-word sentences"
             )
         selection_path = _selection(options)
-        selection = selection_coverage = None
+        selection = selection_coverage = selection_roots = None
         if selection_path is not None:
             chosen = scan_conllu(selection_path)
             picks = min(chosen.sentences, ctx.limit or chosen.sentences)
-            selection, selection_coverage = counted(selection_path, picks, "dep_heads · select")
+            selection, selection_coverage, selection_roots = counted(
+                selection_path, picks, "dep_heads · select"
+            )
         label_sets = {"full": lambda label: label, "collapsed": base_relation}
         report = relation_report(
             counts,
@@ -206,9 +225,13 @@ class DepHeads:
             top=int(options["top"]),
             short_distance=float(options["short_distance"]),
             root_words=coverage.root_arcs,
+            roots=roots,
+            roots_selection=selection_roots,
         )
         ctx.artifact_dir.mkdir(parents=True, exist_ok=True)
         artifacts = [counts.save(ctx.artifact_dir / "head_counts.npz").name]
+        if roots is not None:
+            artifacts.append(roots.save(ctx.artifact_dir / "root_counts.npz").name)
         if treebank.parent == ctx.artifact_dir:
             artifacts.append(treebank.name)  # the spaCy parse that was scored
         metrics, flags = report.metrics(), report.flags()
@@ -229,6 +252,13 @@ class DepHeads:
         }
         if selection_coverage is not None:
             settings["selection_coverage"] = selection_coverage.as_dict()
+        if roots is not None:  # a root word without pieces, or lost to windows, is not scored
+            scored = int(roots.arcs.sum())
+            settings["root_coverage"] = {
+                "root_words": coverage.root_arcs,
+                "scored": scored,
+                "not_scored": coverage.root_arcs - scored,
+            }
         return TaskResult(
             metrics=metrics,
             data_hash=stats.sha256[:16],

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 ROOT = 0  # the head index of the root word; heads are 1-based like CoNLL-U's HEAD column
+# The relation of a root word when it is scored (Chen et al. 2023 Table A3's "Root"):
+# UD's label, and the one spacy_parse gives spaCy's ROOT.
+ROOT_RELATION = "root"
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,35 @@ def attending_words(words_attention: torch.Tensor, alignment: WordAlignment) -> 
     return _argmax_other_word(words_attention.float().transpose(-1, -2).clone(), alignment)
 
 
+def attends_to_itself(
+    words_attention: torch.Tensor, alignment: WordAlignment, rows: torch.Tensor, words: torch.Tensor
+) -> torch.Tensor:
+    """Whether each head predicts a word as its own head: [R, H, 2] booleans.
+
+    The root relation of Chen et al.'s Table A3 (distance 0.0: spaCy makes the root its
+    own head) is found by a head whose argmax at the root word is the root word itself,
+    so for these words the diagonal competes like any other word. ``rows`` and ``words``
+    name the R words (batch row, word index). Column 0 reads the word's row (the word it
+    attends to most is itself: ``dependent_to_head``), column 1 its column (the word
+    attending most to it is itself: ``head_to_dependent``), the two readings of
+    :func:`predicted_words` and :func:`attending_words`. Words without pieces are
+    excluded and ties go to the leftmost word, exactly as for every other relation.
+    """
+    scores = words_attention.float()
+    index = rows.to(scores.device), words.to(scores.device)
+    sent = scores[index[0], :, index[1], :]  # [R, H, W]: what each word attends to
+    received = scores[index[0], :, :, index[1]]  # [R, H, W]: who attends to each word
+    valid = alignment.has_pieces.to(scores.device)[index[0]][:, None, :]  # [R, 1, W]
+    target = index[1][:, None]
+    return torch.stack(
+        [
+            sent.masked_fill(~valid, float("-inf")).argmax(dim=-1) == target,
+            received.masked_fill(~valid, float("-inf")).argmax(dim=-1) == target,
+        ],
+        dim=-1,
+    )
+
+
 def _argmax_other_word(scores: torch.Tensor, alignment: WordAlignment) -> torch.Tensor:
     """Argmax over the last axis, never the word itself nor a word without pieces."""
     valid = alignment.has_pieces.to(scores.device)
