@@ -162,7 +162,11 @@ class QueryKeyTransform(PositionalEncoding):
 class PositionalAttention(PositionalEncoding):
     """A positional attention applied before the content attention, CA(PA(X)).
 
-    ``logits(positions, key_mask)`` are PA's pre-softmax scores; ``forward`` its weights.
+    ``forward(positions, key_mask)`` gives PA's weights [B or 1, H or 1, n, n]. With
+    ``weights_are_logits`` (the default) they are a softmax of ``logits(positions,
+    key_mask)``, PA's pre-softmax scores, and the fused path runs PA as an SDPA over them;
+    a scheme whose weights are themselves the parameters (Chen et al.'s learnable table,
+    draft Listing 2: ``scores = pe``, no softmax) sets it False and needs no ``logits``.
     The modes are component ablations (contextual bypasses PA, positional skips CA).
     """
 
@@ -170,6 +174,7 @@ class PositionalAttention(PositionalEncoding):
     absolute = "none"
     per_layer = True
     injection = "positional attention"
+    weights_are_logits: ClassVar[bool] = True
 
 
 class NoPositions(PositionalEncoding):

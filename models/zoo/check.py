@@ -162,6 +162,8 @@ class _Bench:
         return "permuting the input changes the outputs beyond a permutation"
 
     def split(self) -> str:
+        from posharness.models.zoo.encoder.schemes import content_logits
+
         for mode in self.modes:
             with torch.no_grad(), self.model.attention_mode_set(mode):
                 record = self.model.attention_record(self.ids, self.mask)
@@ -173,6 +175,8 @@ class _Bench:
                 if terms.logits is None or self.kind == registry.POSITIONAL_ATTENTION:
                     continue  # CA(PA(X)): component ablations, not a logit split
                 expected = {"both": terms.gamma + terms.delta, "contextual": terms.gamma}
+                if not content_logits(self.config):
+                    expected["both"] = terms.delta  # BERT-only-p: no content term at all
                 wanted = expected.get(mode, terms.delta)
                 _same(terms.logits, wanted, f"mode {mode}, layer {layer}: logits vs definition")
         if self.kind in _EXACT_FROM_POSITIONS and self.config.absolute == "none":

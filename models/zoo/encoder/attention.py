@@ -268,8 +268,8 @@ class PESelfAttention(_HeadsMixin, nn.Module):
 class PESequenceAttention(_HeadsMixin, nn.Module):
     """The sequence combination CA(PA(X)) (Chen et al. draft §5, Listings 2-3).
 
-    PA uses delta (the attenuated map, rows summing to 1 over real keys) as the attention
-    over X itself, split into heads with no projection (Listing 2); CA is ordinary content
+    PA uses delta (the scheme's weights: a softmax over real keys, or Chen et al.'s table
+    itself) as the attention over X, split into heads with no projection (Listing 2); CA is ordinary content
     attention on PA's output. Modes are component ablations, not a logit split:
     ``contextual`` bypasses PA (CA(X)), ``positional`` puts the identity in place of CA
     (PA(X)). Recorded terms: gamma = CA's logits, delta = PA's weights.
@@ -287,7 +287,11 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
     def fused_positional_attention(
         self, hidden: torch.Tensor, ctx: PositionContext
     ) -> torch.Tensor:
-        """PA(X) through SDPA: zero queries and keys, the attenuation logits as the mask."""
+        """PA(X) through SDPA: zero queries and keys, PA's logits as the mask; weights that
+        are no softmax (a learnable table) are applied as they are."""
+        if not self.layer_score.weights_are_logits:
+            weights = self.layer_score(ctx.positions, ctx.key_mask).to(hidden.dtype)
+            return self.positional_attention(hidden, weights)
         values = self.split(hidden)
         logits = self.layer_score.logits(ctx.positions, ctx.key_mask)
         zeros = values.new_zeros(values.shape)

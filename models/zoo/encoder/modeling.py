@@ -29,7 +29,7 @@ from posharness.models.zoo.encoder.attention import (
 )
 from posharness.models.zoo.encoder.config import PEConfig, scheme_class
 from posharness.models.zoo.encoder.layers import PEEmbeddings, PELayer, PEPooler
-from posharness.models.zoo.encoder.schemes import build_shared, kind
+from posharness.models.zoo.encoder.schemes import build_shared, content_logits, kind
 from posharness.pe import LogitTerm, PositionalEncoding, QueryKeyTransform, registry
 
 
@@ -109,6 +109,12 @@ class PEModel(PEPreTrainedModel):
     def set_attention_mode(self, mode: str) -> None:
         if mode not in MODES:
             raise OptionError(f"unknown attention mode {mode!r}: pick one of {', '.join(MODES)}")
+        if mode == "contextual" and not content_logits(self.config):
+            raise OptionError(
+                f"{self.config.name or self.config.scheme} computes its logits from positions "
+                "alone, so its content term was never trained and mode contextual does not "
+                "exist: use mode both (= positional)"
+            )
         if mode == "positional" and kind(self.config) == registry.POSITION_FREE:
             raise UnsupportedModeError(
                 f"scheme {self.config.scheme} has no positional term, so mode positional does "
@@ -156,6 +162,8 @@ class PEModel(PEPreTrainedModel):
         record: list[LayerTerms] | None,
     ) -> PositionContext:
         mode = self._attention_mode
+        if mode == "both" and not content_logits(self.config):
+            mode = "positional"  # BERT-only-p: its logits are the positional term alone
         key_mask = None if attention_mask is None else attention_mask[:, None, None, :].bool()
         states = self.embeddings.position_states(positions) if mode == "positional" else None
         fused = record is None and not want_weights and self._attention_path != "eager"

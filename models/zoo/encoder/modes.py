@@ -9,7 +9,7 @@ scheme's ``term`` (its registered name when it sets none).
 from __future__ import annotations
 
 from posharness.models.zoo.encoder.config import PEConfig, scheme_class
-from posharness.models.zoo.encoder.schemes import kind
+from posharness.models.zoo.encoder.schemes import content_logits, kind
 from posharness.pe import registry
 from posharness.pe.split import mode_split
 
@@ -20,4 +20,8 @@ def mode_support(config: PEConfig) -> dict[str, tuple[bool, str, bool | None]]:
     term = getattr(scheme, "term", "") or config.scheme
     scheme_kind = kind(config)
     input_positions = config.absolute != "none" and scheme_kind != registry.INPUT_EMBEDDING
+    if not content_logits(config):
+        # BERT-only-p: every forward is the positional mode, so it is exact and there is no
+        # content term to keep alone.
+        return {"both": (True, "as-trained", None), "positional": (True, "pp-term", True)}
     return mode_split(scheme_kind, term, input_positions)

@@ -31,6 +31,7 @@ OPTION_TYPES: dict[str, str] = {
 }
 GEOMETRY_KEYS = ("locality", "symmetry", "fit_length")
 _ATTENUATED = ("attenuated", "sequence")
+_TABLES = ("attenuation-table", "sequence-table")  # fitted at the model's positions
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
@@ -93,6 +94,8 @@ def _fitted_attenuation(
     name: str, geometry: Mapping[str, str], options: Mapping[str, Any]
 ) -> dict[str, float]:
     scheme = NAMED_MODELS.get(name, {}).get("scheme")
+    if scheme in _TABLES:
+        return _table_geometry(geometry)
     if scheme not in _ATTENUATED:
         raise OptionError(
             f"locality=/symmetry= set the attenuation of bert-a-star models; {name} has "
@@ -113,3 +116,19 @@ def _fitted_attenuation(
     except ValueError as exc:
         raise OptionError(f"locality={locality}, symmetry={symmetry}: {exc}") from None
     return {"attenuation_w": w, "attenuation_s": s}
+
+
+def _table_geometry(geometry: Mapping[str, str]) -> dict[str, float]:
+    """A weight table's target geometry: the table fits w and s itself, at the model's n
+    positions (Chen et al. §3.3.2), so a separate fit length would contradict it."""
+    if "fit_length" in geometry:
+        raise OptionError(
+            "fit_length= does not apply to a positional weight table: it is fitted at the "
+            "model's positions (max_position_embeddings); drop fit_length"
+        )
+    if "locality" not in geometry:
+        raise OptionError("symmetry= needs locality= too: the fit sets w from the locality")
+    return {
+        "table_locality": _typed("locality", geometry["locality"], "float"),
+        "table_symmetry": _typed("symmetry", geometry.get("symmetry", "1"), "float"),
+    }

@@ -90,6 +90,12 @@ def build_layer_score(config: PEConfig) -> nn.Module | None:
     return None
 
 
+def content_logits(config: PEConfig) -> bool:
+    """False when the scheme's logits carry no content term in any forward (Chen et al.'s
+    BERT-only-p, draft Table 7): mode ``both`` is then the positional mode."""
+    return bool(getattr(scheme_class(config.scheme), "content_logits", True))
+
+
 def content_scale_factor(config: PEConfig) -> int:
     """d multiplier of gamma's 1/sqrt(d): 2 with TUPE's untied product (Ke et al. Eq. 7)."""
     return int(getattr(scheme_class(config.scheme), "content_scale_factor", 1))

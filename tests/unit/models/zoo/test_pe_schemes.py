@@ -150,7 +150,7 @@ def test_shaw_delta_is_query_dot_clipped_relative_key() -> None:
             assert torch.allclose(delta[0, :, i, j], expected, atol=1e-6)
 
 
-def attenuated_map(name: str = "bert-a-star-fixed", **overrides: object) -> torch.Tensor:
+def attenuated_map(name: str = "bert-a-star-ws-fixed", **overrides: object) -> torch.Tensor:
     return tiny(name, **overrides).positional_scores(64)[0, 0]
 
 
@@ -170,25 +170,42 @@ def test_attenuated_larger_w_is_more_local_and_s_above_1_looks_back() -> None:
 
 def test_attenuated_default_matches_berts_locality() -> None:
     model = PEModel(
-        config_for("bert-a-star", "tiny", vocab_size=VOCAB, max_position_embeddings=128)
+        config_for("bert-a-star-ws", "tiny", vocab_size=VOCAB, max_position_embeddings=128)
     )
     delta = model.positional_scores(128)[0, 0].double()
     assert locality(delta) == pytest.approx(0.17, abs=1e-3)
 
 
 def test_attenuated_per_head_and_per_layer_parameters() -> None:
-    per_head = tiny("bert-a-star").layer[0].attention.layer_score
-    per_layer = tiny("bert-a-star-s").layer[0].attention.layer_score
-    fixed = tiny("bert-a-star-fixed").layer[0].attention.layer_score
+    per_head = tiny("bert-a-star-ws").layer[0].attention.layer_score
+    per_layer = tiny("bert-a-star-ws-s").layer[0].attention.layer_score
+    fixed = tiny("bert-a-star-ws-fixed").layer[0].attention.layer_score
     assert per_head.w.shape == per_head.s.shape == (2,)
     assert per_layer.w.shape == (1,)
     assert list(fixed.parameters()) == []
 
 
+# Models whose tables limit the input: learned absolute positions, TUPE's table, and Chen et
+# al.'s n x n weight tables.
+BOUNDED = (
+    "bert-a",
+    "bert-r",
+    "tupe-a",
+    "tupe-a-tie-cls",
+    "tupe-r",
+    "tisa-ape",
+    "bert-a-star",
+    "bert-a-star-s",
+    "bert-a-star-fixed",
+    "bert-a-star-seq",
+    "bert-only-p",
+)
+
+
 @pytest.mark.parametrize(
     ("name", "bounded"),
     [
-        (name, name in ("bert-a", "bert-r", "tupe-a", "tupe-a-tie-cls", "tupe-r", "tisa-ape"))
+        (name, name in BOUNDED)
         for name in NAMED_MODELS
     ],
 )
