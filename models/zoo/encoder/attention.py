@@ -269,8 +269,8 @@ class PESequenceAttention(_HeadsMixin, nn.Module):
     """The sequence combination CA(PA(X)) (Chen et al. draft §5, Listings 2-3).
 
     PA uses delta (the scheme's weights: a softmax over real keys, or Chen et al.'s table
-    itself) as the attention over X, split into heads with no projection (Listing 2); CA is ordinary content
-    attention on PA's output. Modes are component ablations, not a logit split:
+    itself) as the attention over X, split into heads with no projection (Listing 2); CA is
+    ordinary content attention on PA's output. Modes are component ablations, not a logit split:
     ``contextual`` bypasses PA (CA(X)), ``positional`` puts the identity in place of CA
     (PA(X)). Recorded terms: gamma = CA's logits, delta = PA's weights.
     """

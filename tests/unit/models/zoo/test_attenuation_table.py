@@ -99,7 +99,8 @@ def test_saved_and_loaded_table_keeps_what_training_wrote(tmp_path) -> None:
     fixed = tiny("bert-a-star-fixed")
     fixed.save_pretrained(tmp_path / "fixed")
     again = AutoModel.from_pretrained(tmp_path / "fixed")
-    assert torch.equal(again.layer[0].attention.layer_score.table, initial_table(64, 0.17, 1.0)[None])
+    start = initial_table(64, 0.17, 1.0)[None]
+    assert torch.equal(again.layer[0].attention.layer_score.table, start)
 
 
 def test_gather_reads_rows_at_query_positions_and_columns_at_key_positions() -> None:

@@ -204,10 +204,7 @@ BOUNDED = (
 
 @pytest.mark.parametrize(
     ("name", "bounded"),
-    [
-        (name, name in BOUNDED)
-        for name in NAMED_MODELS
-    ],
+    [(name, name in BOUNDED) for name in NAMED_MODELS],
 )
 def test_length_limits(name: str, bounded: bool) -> None:
     model = tiny(name)
