@@ -37,19 +37,19 @@ register_variant(
 # pre-computed as a table per layer and head, added to the logits (Listing 1), learnable.
 register_variant(
     "bert-a-star",
-    "attenuation-table",
+    "attenuated-table",
     attenuation_learnable="head",
     description="BERT-A*: Eq. 8 weight table per layer and head, learnable (Chen et al.)",
 )
 register_variant(
     "bert-a-star-s",
-    "attenuation-table",
+    "attenuated-table",
     attenuation_learnable="layer",
     description="BERT-A*-s: Eq. 8 weight table per layer, shared by its heads, learnable",
 )
 register_variant(
     "bert-a-star-fixed",
-    "attenuation-table",
+    "attenuated-table",
     attenuation_learnable="fixed",
     description="BERT-A: Eq. 8 weight table, frozen (Chen et al.'s BERT-A)",
 )
@@ -102,7 +102,7 @@ register_variant(
 )
 register_variant(
     "bert-only-p",
-    "positions-only-logits",
+    "positions-only",
     description="BERT-only-p: Eq. 2 without the words x_i, logits from positions only",
 )
 register_variant("rope", "rope", description="rotary position embedding on queries and keys")

@@ -31,7 +31,7 @@ OPTION_TYPES: dict[str, str] = {
 }
 GEOMETRY_KEYS = ("locality", "symmetry", "fit_length")
 _ATTENUATED = ("attenuated", "sequence")
-_TABLES = ("attenuation-table", "sequence-table")  # fitted at the model's positions
+_TABLES = ("attenuated-table", "sequence-table")  # fitted at the model's positions
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 

@@ -20,7 +20,7 @@ from posharness.models.zoo.schemes.absolute import LearnedAbsolute
 from posharness.pe import register_pe
 
 
-@register_pe("positions-only-logits", version=1, variant=False)
+@register_pe("positions-only", version=1, variant=False)
 class PositionsOnlyLogits(LearnedAbsolute):
     """Learned absolute positions at the input whose logits keep only the pp-term."""
 

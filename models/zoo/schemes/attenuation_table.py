@@ -114,11 +114,11 @@ class _AttenuationTable(nn.Module):
         return gather_table(self.table, positions.to(self.table.device))
 
 
-@register_pe("attenuation-table", defaults=_OPTIONS, version=1, variant=False)
+@register_pe("attenuated-table", defaults=_OPTIONS, version=1, variant=False)
 class AttenuationTable(_AttenuationTable, LogitTerm):
     """The table added to the scaled logits of each layer (BERT-A*, Chen et al. Listing 1)."""
 
-    term = "attenuation-table"
+    term = "attenuated-table"
     title = "attenuated weight table (BERT-A*)"
     reference = "absolute"
     bounded = True

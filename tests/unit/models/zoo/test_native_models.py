@@ -65,7 +65,7 @@ def test_a_random_initialisation_runs_in_every_mode_and_says_what_it_is(tmp_path
     results = {p.name: json.loads(p.read_text()) for p in (tmp_path / "results").rglob("*.json")}
     positional = next(r for n, r in results.items() if "positional" in n)
     assert positional["mode"]["exact"] is True
-    assert positional["mode"]["definition"] == "attenuation-table"
+    assert positional["mode"]["definition"] == "attenuated-table"
     card = positional["model"]["pe_card"]
     assert card["injection"] == "attention matrix"
     # Chen et al.'s table: 64 x 64 positions per head (2) and layer (2)
