@@ -1,4 +1,11 @@
-"""The attenuated encoding of Chen et al. (2023), Eq. 8: BERT-A* and its sequence form."""
+"""The project's w, s reading of Chen et al.'s (2023) attenuated encoding, Eq. 8.
+
+Only w and s are parameters and the softmax of Eq. 8 is recomputed every forward, so delta
+stays a probability row in [0, 1]: added to the logits it moves attention by at most about
+0.1 in logit space. Chen et al.'s BERT-A* learns the whole pre-computed table instead
+(``attenuation_table.py``); these schemes keep the zoo's waves 2-3 models, named
+``bert-a-star-ws*``, and docs/fidelity.md says how the two differ.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +23,8 @@ _OPTIONS = {"attenuation_w": None, "attenuation_s": 1.0, "attenuation_learnable"
 class _Attenuation(nn.Module):
     """delta_ij = softmax_j(a_ij) of Eq. 8, for one layer.
 
-    ``attenuation_learnable``: ``head`` (w, s per head: BERT-A*), ``layer`` (one w, s shared
-    by the layer's heads: BERT-A*-s) or ``fixed`` (the config's w, s, no parameters). The
+    ``attenuation_learnable``: ``head`` (w, s per head), ``layer`` (one w, s shared by the
+    layer's heads) or ``fixed`` (the config's w, s, no parameters). The
     softmax runs over the real keys of each sequence (padding excluded), so padding never
     changes a sequence's delta; without a mask it runs over all n positions. ``None`` w is
     BERT's locality 0.17 (the configuration fills it in).
@@ -72,10 +79,10 @@ class _Attenuation(nn.Module):
 
 @register_pe("attenuated", defaults=_OPTIONS, version=1, variant=False)
 class AttenuationScore(_Attenuation, LogitTerm):
-    """softmax_j(a_ij) added to the logits of each layer (BERT-A*, Chen et al. §3.3.2)."""
+    """softmax_j(a_ij) added to the logits of each layer (the project's w, s variant)."""
 
     term = "attenuation"
-    title = "attenuated (BERT-A*)"
+    title = "attenuated w, s (project variant)"
     per_layer = True
     uses_key_mask = True
 
@@ -84,4 +91,4 @@ class AttenuationScore(_Attenuation, LogitTerm):
 class SequenceAttenuation(_Attenuation, PositionalAttention):
     """PA(X) with the attenuated weights, then content attention: CA(PA(X)) (draft §5)."""
 
-    title = "attenuated, sequence CA(PA(X))"
+    title = "attenuated w, s, sequence CA(PA(X)) (project variant)"

@@ -302,7 +302,7 @@ def test_the_committed_zoo_boards_compare_row_by_row_with_paired_tests() -> None
     root = Path(__file__).resolve().parents[3] / "leaderboards"
     comparisons = compare_files(root / "pe-zoo-mini-init.json", root / "pe-zoo-mini.json")
     pairs = {(c.a.model.split("@")[0], c.a.mode) for c in comparisons}
-    models = ("bert-a", "bert-r", "tupe-r", "bert-a-star")
+    models = ("bert-a", "bert-r", "tupe-r", "bert-a-star-ws")  # the w, s variant, renamed
     modes = ("both", "contextual", "positional")
     assert pairs == {(m, mode) for m in models for mode in modes}
     for comparison in comparisons:
