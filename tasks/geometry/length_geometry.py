@@ -13,17 +13,37 @@ and reports, per length, with the functions those tasks use:
   softmax(delta), and ``positional_term_r2_lenL``: the R² of delta's logits (mean over
   layers and heads; left out where a layer masks part of delta, as ``toeplitz`` does).
 
-At the length those tasks use, the numbers are theirs. The drift of each metric,
-``<metric>_drift``, is its value at the longest scored length minus at the shortest (a
-signed difference in the metric's own units; the per-length values stay for any other
-summary). A length above the model's positions is not applicable: no number, the reason in
-``details["not_applicable"]`` — never a zero. See docs/tasks/geometry.md, "Geometry over
-length".
+At the length those tasks use, the numbers are theirs.
+
+**Read against the flat map.** Locality is not length-free: a uniform L × L map scores
+u(L) = (3L − 4 + 2^(2−L)) / L² ≈ 3/L (0.172 at 16, 0.0058 at 512), so any map that spreads
+its mass loses locality with L. Each length's locality is therefore also reported as its
+*excess* over the uniform map at that length, ``locality_excess_lenL`` = locality_lenL −
+u(L) (the same for ``positional_term_locality``), and the headline drift is the excess's:
+``locality_excess_drift`` = excess at the longest scored length minus at the shortest — 0
+for a map that loses locality exactly as a flat one does, positive for one that keeps more.
+The raw difference stays as ``locality_raw_drift`` (= the excess drift + u(longest) −
+u(shortest)). Symmetry and Toeplitz R² of the uniform map are 1 at every length (all pairs
+equal; a constant matrix is Toeplitz), so their plain drifts, ``<metric>_drift``, are
+already read against it. The uniform map's values per length are in ``details["flat"]``,
+computed with the same functions. See docs/tasks/geometry.md, "Geometry over length".
+
+A length above the model's positions is not applicable: no number, the reason in
+``details["not_applicable"]`` — never a zero.
+
+**Memory.** The probe's attention is read in batches of at most ``ATTENTION_BUDGET``
+attention weights (layers × heads × L² per sequence): an unbounded batch of 32 sequences at
+512 tokens held 2.4 GB of weights (7.3 GB peak RSS for MiniLM). Each sequence's maps do not
+depend on the others in its batch, so the numbers are the same.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import cache
 from typing import Any
+
+import numpy as np
 
 from posharness.contracts.adapter import ATTENTIONS, POSITIONAL_TERM, ModelAdapter
 from posharness.contracts.metric_types import PER_CELL, MetricType
@@ -43,7 +63,28 @@ DEFAULT_LENGTHS = "16,32,64,128,256,512"
 ATTENTION = ("locality", "symmetry", "attention_r2")
 TERM = ("positional_term_locality", "positional_term_symmetry", "positional_term_r2")
 METRICS = ATTENTION + TERM
-MAIN = "locality_drift"
+# metrics whose uniform-map value changes with length: each gets an excess over it
+AGAINST_FLAT = ("locality", "positional_term_locality")
+EXCESS = tuple(f"{name}_excess" for name in AGAINST_FLAT)
+PER_LENGTH = METRICS + EXCESS
+# the drift's name per per-length metric: the excess drift is the headline, the raw one
+# of a metric read against the flat map is kept under its own name
+DRIFT = {
+    **{name: f"{name}_drift" for name in METRICS if name not in AGAINST_FLAT},
+    **{name: f"{name}_raw_drift" for name in AGAINST_FLAT},
+    **{name: f"{name}_drift" for name in EXCESS},
+}
+MAIN = "locality_excess_drift"
+HEADLINE = (
+    "locality_excess_drift",
+    "symmetry_drift",
+    "attention_r2_drift",
+    "positional_term_locality_excess_drift",
+    "positional_term_symmetry_drift",
+    "positional_term_r2_drift",
+)
+# attention weights read per batch (float32: 256 MB): layers × heads × L² per sequence
+ATTENTION_BUDGET = 2**26
 
 
 def length_metric(name: str, length: int) -> str:
@@ -61,10 +102,50 @@ def metric_types() -> dict[str, MetricType]:
     """Every value is one number per cell: the task keeps no per-word examples, so
     ``compare`` has nothing to resample (per-length names of the default lengths and the
     drifts are declared; other lengths' names are undeclared and get no test either)."""
-    names = [f"{name}_drift" for name in METRICS]
+    names = list(DRIFT.values())
     for length in parse_lengths(DEFAULT_LENGTHS):
-        names += [length_metric(name, length) for name in METRICS]
+        names += [length_metric(name, length) for name in PER_LENGTH]
     return {name: PER_CELL for name in names}
+
+
+@cache
+def flat_values(length: int) -> dict[str, float]:
+    """The uniform L × L map's locality, symmetry and Toeplitz R², through the functions
+    the measured maps go through (locality u(L) = (3L − 4 + 2^(2−L)) / L²; symmetry and R²
+    1). Softmax of a constant delta is this map, so it is the positional term's too."""
+    from posharness.stats.geometry import toeplitz_r2
+
+    flat = np.full((length, length), 1.0 / length)
+    summary = geometry(flat)
+    values = {
+        "locality": summary["locality"],
+        "symmetry": summary["symmetry"],
+        "attention_r2": toeplitz_r2(flat),
+    }
+    return values | {f"positional_term_{name}": value for name, value in values.items()}
+
+
+def with_excess(values: dict[str, float], length: int) -> dict[str, float]:
+    """``values`` and, for each metric read against the flat map, its excess over it."""
+    flat = flat_values(length)
+    excess = {
+        f"{name}_excess": values[name] - flat[name] for name in AGAINST_FLAT if name in values
+    }
+    return values | excess
+
+
+def bounded_batches(ctx: TaskContext, model: ModelAdapter, length: int) -> TaskContext:
+    """``ctx`` whose encoders hold at most ``ATTENTION_BUDGET`` attention weights per batch
+    at ``length`` (at least one sequence), so memory stays flat as L grows."""
+    per_sequence = max(1, model.num_layers * model.num_heads * length * length)
+    cap = max(1, ATTENTION_BUDGET // per_sequence)
+
+    def make_encoder(want: frozenset[str]):
+        encoder = ctx.make_encoder(want)
+        encoder.batch_size = min(encoder.batch_size, cap)
+        return encoder
+
+    return replace(ctx, make_encoder=make_encoder)
 
 
 def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) -> dict[str, Any]:
@@ -82,7 +163,7 @@ def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) ->
             f"tokens after the model's {frame} special tokens"
         }
     probe = build_probe(model, words, length, ctx.seed)
-    attention = probe_attention(model, ctx, probe)
+    attention = probe_attention(model, bounded_batches(ctx, model, length), probe)
     average = attention.average
     values: dict[str, float] = {}
     summary = geometry(average)
@@ -104,17 +185,19 @@ def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) ->
             values["positional_term_r2"] = toeplitz_r2(term.logits.mean(axis=(0, 1)))
         else:
             out["positional_term"] = "ok; R² skipped: some layers mask part of delta"
+    out["values"] = with_excess(values, length)
     return out
 
 
 class LengthGeometry:
     spec = TaskSpec(
         name="length_geometry",
-        version="1",
+        version="2",  # 2: the headline locality drift is read against the flat map
         kind="attention-geometry",
-        description="Locality, symmetry and Toeplitz R² at several lengths, and their drift",
+        description="Locality, symmetry and Toeplitz R² at several lengths, and their drift "
+        "against a flat map's",
         main_metric=MAIN,
-        headline_metrics=tuple(f"{name}_drift" for name in METRICS),
+        headline_metrics=HEADLINE,
         needs=frozenset({ATTENTIONS, POSITIONAL_TERM}),
         data_source="identical-word probe (random whole words) at each length",
         options=(
@@ -151,17 +234,19 @@ class LengthGeometry:
         metrics: dict[str, Metric] = {}
         for length, values in per_length.items():
             for name, value in values.items():
-                n = words if name in ATTENTION else None
+                n = words if name in ATTENTION or name == "locality_excess" else None
                 metrics[length_metric(name, length)] = Metric(float(value), n=n)
         drift, drift_span = drifts(per_length)
-        metrics.update({f"{name}_drift": Metric(value) for name, value in drift.items()})
+        metrics.update({DRIFT[name]: Metric(value) for name, value in drift.items()})
         scored = sorted(per_length)
         details: dict[str, Any] = {
             "per_length": {str(length): values for length, values in per_length.items()},
+            "flat": {str(length): dict(flat_values(length)) for length in scored},
             "not_applicable": skipped,
             "positional_term": term_status,
-            "drift": "value at the longest scored length minus at the shortest",
-            "drift_lengths": drift_span,
+            "drift": "value at the longest scored length minus at the shortest; "
+            "*_excess: minus the uniform map's value at the same length",
+            "drift_lengths": {DRIFT[name]: span for name, span in drift_span.items()},
         }
         artifacts = []
         if ctx.options["figures"]:
@@ -192,11 +277,12 @@ class LengthGeometry:
 def drifts(
     per_length: dict[int, dict[str, float]],
 ) -> tuple[dict[str, float], dict[str, list[int]]]:
-    """Each metric's value at its longest scored length minus at its shortest, where it
-    was scored at two lengths or more (a term can be absent at some lengths)."""
+    """Each per-length metric's value (excesses included) at its longest scored length minus
+    at its shortest, where it was scored at two lengths or more (a term can be absent at
+    some lengths); keyed by the per-length name (``DRIFT`` gives the metric's)."""
     drift: dict[str, float] = {}
     span: dict[str, list[int]] = {}
-    for name in METRICS:
+    for name in PER_LENGTH:
         have = sorted(length for length, values in per_length.items() if name in values)
         if len(have) < 2:
             continue
