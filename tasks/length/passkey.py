@@ -4,14 +4,19 @@ by cosine of pooled embeddings, nDCG@1 per length and its mean over lengths.
 
 A length the model cannot take (above its ``max_length``, special tokens included) is not
 applicable: no number for it, the reason in ``details["not_applicable"]`` — never a zero,
-which would read as a model that failed. The main metric is the mean over the lengths that
-were scored (``settings["lengths_scored"]``); with equal queries per length it is also the
-mean of every query's nDCG@1, so ``compare`` tests it on the examples. See
-docs/tasks/length.md.
+which would read as a model that failed. With ``truncate=true`` such a length is scored the
+way LongEmbed's default run scores it instead: each document cut to the model's first
+``max_length`` tokens (Zhu et al. 2024, footnote 1: "Inputs exceeding the supported context
+length are truncated"), reported under its own name, ``ndcg_at_1_truncated_len{L}``, with
+the share of key sentences the cut left in sight. The main metric is the mean over the
+lengths that were scored (``settings["lengths_scored"]``, truncated ones included); with
+equal queries per length it is also the mean of every query's nDCG@1, so ``compare`` tests
+it on the examples. See docs/tasks/length.md.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,6 +52,12 @@ def length_metric(length: int) -> str:
     return f"{MAIN}_len{length}"
 
 
+def truncated_metric(length: int) -> str:
+    """A length scored on documents cut to the model's positions (``truncate=true``): never
+    under ``length_metric``'s name, which means whole documents."""
+    return f"{MAIN}_truncated_len{length}"
+
+
 def reference_text():
     """The embedded reference corpus the filler comes from (the modes' default corpus)."""
     from posharness.models.decompose.reference import EMBEDDED_CORPUS
@@ -57,7 +68,7 @@ def reference_text():
 class Passkey:
     spec = TaskSpec(
         name="passkey",
-        version="1",
+        version="2",  # 2: no listed name in any filler (generator 2); truncate option
         kind="length-retrieval",
         description="Passkey retrieval by embedding at several lengths (LongEmbed, Zhu 2024)",
         main_metric=MAIN,
@@ -69,6 +80,12 @@ class Passkey:
             TaskOption("documents", 100, "Candidate documents per length (one per person)."),
             TaskOption("queries", 50, "Queries per length (--limit caps them)."),
             TaskOption("pooling", "mean", "Embedding: mean of the real tokens' states, or cls."),
+            TaskOption(
+                "truncate",
+                False,
+                "Score lengths past the model's positions on documents cut to its first "
+                "max_length tokens (LongEmbed's default run) instead of not applicable.",
+            ),
         ),
         metric_types={MAIN: MEAN_BINARY},
     )
@@ -84,26 +101,36 @@ class Passkey:
         documents, queries = int(ctx.options["documents"]), int(ctx.options["queries"])
         if ctx.limit is not None:
             queries = min(queries, ctx.limit)
-        built, skipped = build_set(model, ctx, lengths, documents, queries)
+        truncate = bool(ctx.options["truncate"])
+        built, skipped = build_set(model, ctx, lengths, documents, queries, truncate)
         if not built:
             raise no_length_applies("passkey", lengths, model, skipped)
         metrics: dict[str, Metric] = {}
         examples: list[Example] = []
         per_length: dict[str, Any] = {}
-        for length, (picks, doc_ids, depths) in built.items():
-            query_vectors, doc_vectors = embed(model, ctx, picks, doc_ids, pooling, length)
+        for length, whole in built.items():
+            seen = whole.as_seen_by(model)
+            picks = seen.picks
+            query_vectors, doc_vectors = embed(model, ctx, picks, seen.documents, pooling, length)
             relevant = np.asarray(picks.asked)
             similarity = cosine_scores(query_vectors, doc_vectors)
             ranks = relevant_ranks(similarity, relevant)
             scores = (ranks == 1).astype(np.float64)  # nDCG@1 with one relevant document
             top = similarity.argmax(axis=1)
-            name = length_metric(length)
+            name = truncated_metric(length) if seen.truncated else length_metric(length)
             metrics[name] = Metric(float(scores.mean()), stderr=_stderr(scores), n=len(scores))
+            key_seen = seen.key_seen[relevant]
             per_length[str(length)] = {
                 "ndcg_at_1": float(scores.mean()),
                 "mean_rank": float(ranks.mean()),
-                "mean_depth": float(np.mean(depths)),
+                "mean_depth": float(np.mean(seen.depths)),
             }
+            if seen.truncated:
+                per_length[str(length)].update(
+                    truncated_to=model.max_length,
+                    share_seen=model.max_length / length,
+                    key_seen=float(key_seen.mean()),
+                )
             for q, document in enumerate(picks.asked):
                 examples.append(
                     Example(
@@ -113,19 +140,22 @@ class Passkey:
                         score=float(scores[q]),
                         **{MAIN: float(scores[q]), name: float(scores[q])},
                         rank=int(ranks[q]),
-                        depth=round(float(depths[document]), 4),
+                        depth=round(float(seen.depths[document]), 4),
                         length=length,
+                        key_seen=bool(key_seen[q]),
                     )
                 )
-        values = [metrics[length_metric(length)].value for length in built]
         everything = np.array([e.value(MAIN) for e in examples])
+        values = [m.value for n, m in metrics.items() if n != MAIN]
         metrics[MAIN] = Metric(float(np.mean(values)), stderr=_stderr(everything), n=len(examples))
         settings = {
             "lengths": list(lengths),
             "lengths_scored": list(built),
+            "lengths_truncated": [n for n in built if n > model.max_length],
             "documents": documents,
             "queries": queries,
             "pooling": pooling,
+            "truncate": truncate,
             "seed": ctx.seed,
             "generator": GENERATOR_VERSION,
             "max_length": model.max_length,
@@ -157,19 +187,55 @@ def set_identity(lengths: tuple[int, ...], documents: int, queries: int, seed: i
     )
 
 
+@dataclass(frozen=True)
+class LengthSet:
+    """One length's documents as built: ``[documents, L - specials]`` content token ids,
+    the key sentence's depth and its ``[start, end)`` span in each, and whether they were
+    cut to the model's positions (``truncated``; ``key_seen``: the key sentence starts
+    within what is left, so the document still names its person)."""
+
+    picks: LengthDraw
+    documents: np.ndarray
+    depths: np.ndarray
+    key_spans: np.ndarray
+    truncated: bool = False
+
+    @property
+    def key_seen(self) -> np.ndarray:
+        return self.key_spans[:, 0] < self.documents.shape[1]
+
+    def as_seen_by(self, model: ModelAdapter) -> LengthSet:
+        """The documents the model is given: whole where they fit its positions, else cut
+        to its first ``max_length`` tokens, special tokens included — what a tokenizer
+        called with ``truncation=True, max_length=max_length`` keeps, as LongEmbed's
+        default run does (its right-side truncation keeps the beginning)."""
+        frame = len(model.wrap_token_ids([]))
+        room = model.max_length - frame
+        if self.documents.shape[1] <= room:
+            return self
+        return replace(self, documents=self.documents[:, :room], truncated=True)
+
+
 def build_set(
-    model: ModelAdapter, ctx: TaskContext, lengths: tuple[int, ...], documents: int, queries: int
-) -> tuple[dict[int, tuple[LengthDraw, np.ndarray, np.ndarray]], dict[str, str]]:
-    """Per applicable length: the draw, ``[documents, L - specials]`` token ids and the key
-    sentence's depths; per other length, why not. Built once per (seed, lengths, sizes,
-    filler, tokenizer): cached under the model's fingerprint, which covers its tokenizer."""
+    model: ModelAdapter,
+    ctx: TaskContext,
+    lengths: tuple[int, ...],
+    documents: int,
+    queries: int,
+    truncate: bool = False,
+) -> tuple[dict[int, LengthSet], dict[str, str]]:
+    """Per length to score: its documents as built, whole (``LengthSet``); per other
+    length, why not. With ``truncate`` a length past the model's positions is built whole
+    too (the same text as for a model that takes it) and cut later. Built once per (seed,
+    lengths, sizes, filler, tokenizer): cached under the model's fingerprint, which covers
+    its tokenizer."""
     sentences = filler_sentences(reference_text())
     frame = len(model.wrap_token_ids([]))
     skipped: dict[str, str] = {}
     draws: dict[int, LengthDraw] = {}
     for length in lengths:
         reason = beyond_model(length, model)
-        if reason is not None:
+        if reason is not None and not truncate:
             skipped[str(length)] = reason
         else:
             draws[length] = draw(length, documents, queries, len(sentences), ctx.seed)
@@ -185,21 +251,24 @@ def build_set(
         filler = [ids for ids in filler if ids]
         tensors = {}
         for length, picks in draws.items():
-            rows, depths = [], []
+            rows, depths, spans = [], [], []
             needles = model.tokenize(
                 [passkey_sentence(n, k) for n, k in zip(picks.names, picks.keys, strict=True)]
             )
             for needle, start, depth in zip(
                 needles, picks.filler_starts, picks.depths, strict=True
             ):
-                made = assemble(filler, _content_ids(needle), length - frame, start, depth)
+                ids = _content_ids(needle)
+                made = assemble(filler, ids, length - frame, start, depth)
                 if made is None:
                     break
-                rows.append(made[0])
-                depths.append(made[1])
+                rows.append(made.ids)
+                depths.append(made.depth)
+                spans.append((made.key_start, made.key_start + len(ids)))
             if len(rows) == len(needles):
                 tensors[f"documents_{length}"] = torch.tensor(rows, dtype=torch.int64)
                 tensors[f"depths_{length}"] = torch.tensor(depths, dtype=torch.float64)
+                tensors[f"key_spans_{length}"] = torch.tensor(spans, dtype=torch.int64)
         return tensors
 
     tensors = ctx.cache.get_or_compute(key, SET_KIND, compute, meta={"lengths": list(draws)})
@@ -211,10 +280,11 @@ def build_set(
                 f"model's {frame} special tokens"
             )
             continue
-        built[length] = (
+        built[length] = LengthSet(
             picks,
             tensors[f"documents_{length}"].numpy(),
             tensors[f"depths_{length}"].numpy(),
+            tensors[f"key_spans_{length}"].numpy(),
         )
     return built, skipped
 
