@@ -188,7 +188,8 @@ class ModelAdapter(Protocol):
         """Run one batch; ``want`` ⊆ {"hidden", "attentions"}."""
 
     def position_embeddings(self) -> torch.Tensor | None:
-        """The learned absolute position table [positions, D], or None if there is none."""
+        """The absolute position table [positions, D] (learned or fixed: sinusoidal, TUPE's
+        p), or None if there is none."""
 
 
 # -- optional abilities: each its own protocol, checked with isinstance when a run is

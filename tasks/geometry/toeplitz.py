@@ -53,7 +53,7 @@ def shuffled_control(matrix: np.ndarray, draws: int, seed: int) -> Metric:
 class Toeplitz:
     spec = TaskSpec(
         name="toeplitz",
-        version="2",
+        version="3",  # 3: zoo models' learned, sinusoidal and TUPE tables are measured too
         kind="attention-geometry",
         description="Toeplitz R² of position Gram and probe attention (Wennberg & Henter 2021)",
         main_metric="attention_r2",
@@ -100,7 +100,7 @@ class Toeplitz:
             if ctx.options["figures"]:
                 artifacts.append(self._gram_figure(model, ctx, gram))
         else:
-            details["gram"] = "the model has no learned absolute position table"
+            details["gram"] = "the model has no absolute position table"
         term, status = positional_term(model, probe.length)
         details["positional_term"] = status
         if term is not None:

@@ -270,7 +270,7 @@ def test_json_tasks_carry_their_declared_options_with_help(capsys):
 def test_describe_shows_a_task_its_metrics_data_and_options(capsys):
     assert cli("describe", "toeplitz") == 0
     text = capsys.readouterr().out
-    assert text.startswith("toeplitz: ") and "version     2" in text
+    assert text.startswith("toeplitz: ") and "version     3" in text
     assert "options (--task-arg toeplitz.KEY=VALUE):" in text
     assert re.search(r"controls +int +20 +Permutations in the shuffled control\.", text)
 
