@@ -26,6 +26,7 @@ class StudyColumn:
     scale: float = 100.0  # the paper's unit: ×100 for accuracies and correlations
     mode: str | None = None  # read in this mode whatever the row's (Table A3's per-mode columns)
     in_average: bool = True  # part of the table's average column, where it has one
+    needs: str = ""  # how a run records the metric, said when a cell reads n/a without it
 
 
 @dataclass(frozen=True)

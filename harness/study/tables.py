@@ -138,8 +138,7 @@ def compute_table(
     if flagged:
         notes.append(f"{FLAG_NOTE}: {len(flagged)} cell(s)")
         notes.extend(list(flagged)[:8])
-    if any(cell.text == UNDEFINED for row in rows for cell in row.cells):
-        notes.append(f"{UNDEFINED}: the task ran but defines no such value for this model")
+    notes.extend(_undefined_notes(spec, rows))
     if any(cell.text == NO_MODE for row in rows for cell in row.cells):
         notes.append(f"{NO_MODE}: the model has no such attention mode (nope: no positional term)")
     source = spec.source
@@ -150,6 +149,23 @@ def compute_table(
     )
     caption = " ".join(part for part in (spec.caption, scale_note, published) if part)
     return ComputedTable(spec, header, rows, caption, notes, tests)
+
+
+def _undefined_notes(spec: StudyTable, rows: list[TableRow]) -> list[str]:
+    """One line per column with an n/a cell: which task ran without recording which metric,
+    and, where the column says so, how a run records it (an option, a newer task version)."""
+    notes = []
+    for index, column in enumerate(spec.columns):
+        if not any(
+            index < len(row.cells) and row.cells[index].text == UNDEFINED
+            for row in rows
+            if not row.published
+        ):
+            continue
+        metric = column.metric or main_metric(column.task)
+        line = f"{UNDEFINED} in {column.label}: {column.task} ran but recorded no {metric}"
+        notes.append(f"{line}: {column.needs}" if column.needs else line)
+    return notes
 
 
 @functools.cache

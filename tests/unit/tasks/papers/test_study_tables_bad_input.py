@@ -39,7 +39,12 @@ def test_table_a3_without_root_scoring_reads_na_and_says_what_records_it(tmp_pat
     (ours,) = [row for row in table.rows if not row.published]
     assert [cell.text for cell in ours.cells] == [UNDEFINED] * 9
     assert all(cell.value is None for cell in ours.cells)  # never the no-Root macro's 50.0
-    assert any(note.startswith(f"{UNDEFINED}: ") for note in table.notes)
+    said = [note for note in table.notes if note.startswith(f"{UNDEFINED} in ")]
+    assert len(said) == 9  # one line per column, naming its metric and what records it
+    assert said[0] == (
+        "n/a in Macro Avg (contextual): dep_heads ran but recorded no macro_with_root: "
+        "run dep_heads with --task-arg dep_heads.score_root=true"
+    )
     assert "score_root=true" in table.caption and "read n/a" in table.caption
 
 
@@ -52,3 +57,8 @@ def test_mnli_from_a_cell_without_mean_accuracy_reads_na_not_matched(tmp_path: P
     assert cells["sickr"].text == UNDEFINED  # not the test Spearman under the dev column
     assert ours.cells[-1].text == "incomplete"  # the average needs all ten
     assert "reads n/a: rerun it" in table.caption
+    assert (
+        "n/a in MNLI: mnli ran but recorded no mean_accuracy: mnli records it from task "
+        "version 2 on" in table.notes
+    )
+    assert "n/a in SICK-R: sickr ran but recorded no dev_spearman" in table.notes
