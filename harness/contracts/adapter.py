@@ -207,6 +207,18 @@ class HasPositionalTerm(Protocol):
 
 
 @runtime_checkable
+class HasPositionalAttention(Protocol):
+    """The model's positional mode attends with weights that are not softmax(delta): a
+    positional attention ahead of the content one (Chen et al.'s draft, CA(PA(X)), whose PA
+    may be a learned table used as it is). Geometry measures these weights, never a softmax
+    of them."""
+
+    def positional_attention(self, length: int) -> torch.Tensor | None:
+        """PA's weights [layers, heads, n, n] when positional mode attends with them, else
+        None (the attention is softmax of ``positional_scores``)."""
+
+
+@runtime_checkable
 class FineTunable(Protocol):
     """The model can be fine-tuned: tokenised pairs in, a trainable classifier out."""
 

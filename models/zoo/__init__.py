@@ -16,13 +16,21 @@ from posharness.plugins import models, positional_encodings
 
 _BOTH_MODES = "both, contextual, positional"
 POSITION_FREE_SCHEMES = ("nope",)  # the built-in schemes without a positional mode
+# Built-in schemes whose logits have no content term (BERT-only-p): no contextual mode.
+POSITIONS_ONLY_SCHEMES = ("positions-only",)
 
 
 def _add_model(variant: Variant, origin: str, source: str) -> None:
     """Register ``variant`` as a model (the zoo's adapter builds it)."""
     if variant.name in models._entries:  # noqa: SLF001 (re-registering the same name)
         return
-    modes = "both, contextual" if variant.scheme in POSITION_FREE_SCHEMES else _BOTH_MODES
+    modes = (
+        "both, contextual"
+        if variant.scheme in POSITION_FREE_SCHEMES
+        else "both, positional"
+        if variant.scheme in POSITIONS_ONLY_SCHEMES
+        else _BOTH_MODES
+    )
     summary = variant.description or f"{variant.scheme} positional encoding"
     with models.origin(origin, source):
         models.add(

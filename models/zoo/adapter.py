@@ -98,6 +98,16 @@ class NativePEAdapter(HFEncoderAdapter):
     def positional_scores(self, length: int) -> Any:
         return self.model.positional_scores(length)
 
+    def positional_attention(self, length: int) -> Any:
+        """PA's weights for the CA(PA(X)) schemes, whose positional mode attends with them
+        (``positional_scores`` returns the same weights); None for every other scheme."""
+        from posharness.models.zoo.encoder.schemes import kind
+        from posharness.pe import registry
+
+        if kind(self.model.config) != registry.POSITIONAL_ATTENTION:
+            return None
+        return self.model.positional_scores(length)
+
     def position_embeddings(self) -> Any:
         """The scheme's absolute table (learned, sinusoidal or TUPE's p), wherever it lives
         (``position_table.py``): not only an ``nn.Embedding`` at the Hugging Face path."""

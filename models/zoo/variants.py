@@ -3,7 +3,7 @@
 Names follow the papers: BERT-A / BERT-R / TUPE-A / TUPE-R (Ke et al. 2021, Table 1),
 TISA alone or on top of learned absolute positions (Wennberg & Henter 2021, Table 3),
 BERT-A* / BERT-A*-s / BERT-A*-Seq (Chen et al. 2023 §3.3.2, draft §5) and the draft's
-ablations BERT-only-c / -p (App. C.1). A plugin names its
+ablations BERT-only-c / -p (App. B.5, C.2). A plugin names its
 own models the same way (``posharness.pe.register_variant``). Kept free of torch: the
 names are registered whenever the model registry loads, the schemes only when one is built.
 """

@@ -193,7 +193,7 @@ def at_length(model: ModelAdapter, ctx: TaskContext, words: int, length: int) ->
 class LengthGeometry:
     spec = TaskSpec(
         name="length_geometry",
-        version="2",  # 2: the headline locality drift is read against the flat map
+        version="3",  # 2: locality drift read against the flat map; 3: PA weights as they are
         kind="attention-geometry",
         description="Locality, symmetry and Toeplitz R² at several lengths, and their drift "
         "against a flat map's",

@@ -109,7 +109,7 @@ def bootstrap_interval(
 class LocalitySymmetry:
     spec = TaskSpec(
         name="locality_symmetry",
-        version="2",
+        version="3",  # 3: a CA(PA(X)) model's positional term is PA's weights, not their softmax
         kind="attention-geometry",
         description="Locality and symmetry of identical-word-probe attention (Chen et al. 2023)",
         main_metric="locality",

@@ -24,6 +24,7 @@ MASKED_BELOW = -1e30  # a family's own mask (ModernBERT's window) writes the dty
 class PositionalTerm:
     logits: np.ndarray  # [L, H, n, n] delta, already scaled; masked entries ≈ dtype minimum
     definition: str | None
+    weights: np.ndarray | None = None  # PA's own weights where positional mode uses them
 
     @property
     def visible(self) -> np.ndarray:
@@ -32,7 +33,11 @@ class PositionalTerm:
 
     @property
     def attention(self) -> np.ndarray:
-        """softmax(delta) per layer and head: what positional mode attends with, unpadded."""
+        """What positional mode attends with, unpadded: softmax(delta) per layer and head,
+        or a positional attention's own weights (CA(PA(X)): the draft's Listing 2 uses its
+        table as the attention, so a softmax of it would measure another map)."""
+        if self.weights is not None:
+            return self.weights
         shifted = self.logits - self.logits.max(axis=-1, keepdims=True)
         weights = np.exp(shifted)
         return weights / weights.sum(axis=-1, keepdims=True)
@@ -40,7 +45,7 @@ class PositionalTerm:
 
 def positional_term(model: ModelAdapter, length: int) -> tuple[PositionalTerm | None, str]:
     """The model's delta for ``length`` positions, or None and the reason it is absent."""
-    from posharness.contracts.adapter import HasPositionalTerm, Mode
+    from posharness.contracts.adapter import HasPositionalAttention, HasPositionalTerm, Mode
 
     if not isinstance(model, HasPositionalTerm):
         return None, "the adapter has no positional_scores"
@@ -52,4 +57,10 @@ def positional_term(model: ModelAdapter, length: int) -> tuple[PositionalTerm | 
         return None, "the model defines no content-free positional term"
     support = model.modes.get(Mode.POSITIONAL)
     logits = scores.detach().to("cpu").double().numpy()
-    return PositionalTerm(logits, support.definition if support else None), "ok"
+    weights = None
+    if isinstance(model, HasPositionalAttention):
+        attention = model.positional_attention(length)
+        if attention is not None:
+            weights = attention.detach().to("cpu").double().numpy()
+    definition = support.definition if support else None
+    return PositionalTerm(logits, definition, weights), "ok"

@@ -1,7 +1,7 @@
 """The ablation of Chen et al.'s ICLR draft Table 7 that needs a scheme of its own.
 
 Their Eq. 2 is BERT's first-layer logit with input-added positions,
-alpha_ij = (x_i + p_i) W^Q ((x_j + p_j) W^K)^T / sqrt(d). App. C.1: "BERT-only-p ... the
+alpha_ij = (x_i + p_i) W^Q ((x_j + p_j) W^K)^T / sqrt(d). App. B.5: "BERT-only-p ... the
 contextual encodings x_i in Equation 2 are removed", so the logits are the
 position-position term (p_i W^Q)(p_j W^K)^T / sqrt(d) alone, in every layer and during
 pre-training; the words still reach the values. ("BERT-only-c", p_i removed, is a model

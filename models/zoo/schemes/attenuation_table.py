@@ -3,7 +3,7 @@
 Chen et al. pre-compute the attenuated weights of Eq. 8, delta = softmax_j(a_ij) over the
 model's n positions, and add them to the scaled contextual logits (App. A.2, Listing 1:
 ``scores = q @ k / sqrt(d); scores = scores + pe``); "these weights can be either frozen or
-learnable during pre-training" (ICLR draft, App. C.1). Learnable, the table itself is the
+learnable during pre-training" (ICLR draft, App. B.5). Learnable, the table itself is the
 parameter — 512 x 512 per head and layer, 37.7M at base size (BERT-A*; their App. A.2 sum),
 or one table per layer shared by its heads, 3.1M (BERT-A*-s) — and training moves every
 entry directly, with no softmax keeping it a probability row. The table is initialised

@@ -231,7 +231,7 @@ def test_mode_support_names_every_definition() -> None:
 
 
 def test_positions_only_model_runs_its_positional_mode_as_its_own() -> None:
-    """BERT-only-p (Chen et al. draft App. C.1: x_i removed from Eq. 2's logits): mode both
+    """BERT-only-p (Chen et al. draft App. B.5: x_i removed from Eq. 2's logits): mode both
     is the pp-term attention, and there is no content term to keep alone."""
     model = tiny("bert-only-p")
     ids, mask = batch()
@@ -243,3 +243,11 @@ def test_positions_only_model_runs_its_positional_mode_as_its_own() -> None:
         assert torch.equal(a, b)
     with pytest.raises(OptionError, match="mode contextual does not exist"):
         model.set_attention_mode("contextual")
+
+
+def test_the_model_listing_names_the_modes_each_model_has() -> None:
+    from posharness.plugins import models
+
+    for name in NAMED_MODELS:
+        listed = models.get(name).modes.split(", ")
+        assert listed == list(mode_support(config_for(name, "tiny"))), name
