@@ -330,13 +330,24 @@ def _bootstrap_predictions(
             f"is not the board's ({reported_a:.6g}, {reported_b:.6g}): the predictions are "
             "one run's of several, so no paired test of the printed Δ"
         )
-    rng = np.random.default_rng(0)
-    deltas = np.concatenate(
-        [
-            np.diff(replicate(rng.integers(0, len(shared), size=(200, len(shared)))), axis=1)[:, 0]
-            for _ in range(RESAMPLES // 200)
-        ]
-    )
+
+    def redraw(count: int, seed: int = 0) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        return np.concatenate(
+            [
+                np.diff(replicate(rng.integers(0, len(shared), size=(size, len(shared)))), axis=1)[
+                    :, 0
+                ]
+                for size in _blocks(count, 200)
+            ]
+        )
+
+    deltas = redraw(RESAMPLES)
     on = f"{len(shared)} examples' gold labels and predictions"
-    test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on)
+    test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on, redraw)
     return test, f"paired bootstrap of {metric} recomputed from {on}"
+
+
+def _blocks(total: int, size: int) -> list[int]:
+    """``total`` draws in blocks of at most ``size`` (bounded memory)."""
+    return [min(size, total - start) for start in range(0, total, size)]
