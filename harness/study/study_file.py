@@ -9,7 +9,6 @@ matches for a misspelt one (docs/studies.md has the format).
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -20,6 +19,8 @@ from typing import Any
 from posharness.base.errors import OptionError, PosharnessError, StudyFileError
 from posharness.run.option_schema import EVALUATE, RUN_OPTIONS, Option, config_from, options_of
 from posharness.study.folder import slug
+from posharness.study.locator import Locator
+from posharness.study.name_checks import check_run, check_tables
 from posharness.study.stages import TrainingStage
 
 SECTIONS = ("study", "model", "pretrain", "run", "resources")
@@ -93,14 +94,18 @@ def read_study(
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StudyFileError(f"{path}: not valid TOML ({exc})") from None
-    where = _Locator(path, text)
+    where = Locator(path, text)
     _check_keys(where, "", document, SECTIONS)
     head = _table(where, document, "study")
     _check_keys(where, "study", head, STUDY_KEYS)
     base = base or path.parent
+    # cheapest first: table ids and run sections read declarations only; models may
+    # import their family (seconds)
+    tables = _names(where, "study", "tables", head.get("tables", []))
+    check_tables(where, tables)
+    runs = _runs(where, document.get("run"), base)
     pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
     models = _models(where, document.get("model"), stage, pretrain)
-    runs = _runs(where, document.get("run"), base)
     labels = [m.label for m in models]
     baselines = tuple(_names(where, "study", "baselines", head.get("baselines", labels[:1])))
     for label in baselines:
@@ -115,7 +120,7 @@ def read_study(
         folder=folder or (base / str(head.get("output") or path.stem)).resolve(),
         models=models,
         runs=runs,
-        tables=tuple(_names(where, "study", "tables", head.get("tables", []))),
+        tables=tuple(tables),
         baselines=baselines,
         allow_missing=bool(head.get("allow_missing", False)),
         resources={k: float(v) for k, v in resources.items()},
@@ -124,56 +129,27 @@ def read_study(
     )
 
 
-def _list(where: _Locator, key: str, value: Any) -> list[Any]:
+def _list(where: Locator, key: str, value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise where.error("study", key, "give a list")
     return value
 
 
-class _Locator:
-    """Finds the line of a key, for messages that point at it."""
-
-    def __init__(self, path: Path, text: str) -> None:
-        self.path, self.lines = path, text.splitlines()
-
-    def line_of(self, section: str, key: str) -> int | None:
-        current = ""
-        pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
-        for number, line in enumerate(self.lines, 1):
-            header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?", line)
-            if header:
-                current = header.group(1)
-                if not section and current == key:
-                    return number
-                continue
-            if current.split(".")[0] == (section or current) and pattern.match(line):
-                return number
-        return None
-
-    def error(self, section: str, key: str, problem: str, choices: Any = ()) -> StudyFileError:
-        line = self.line_of(section, key)
-        at = f"{self.path}" + (f" line {line}" if line else "")
-        name = f"[{section}] {key}" if section else f"[{key}]"
-        close = difflib.get_close_matches(key, [str(c) for c in choices], n=3, cutoff=0.5)
-        hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        return StudyFileError(f"{at}: {name}: {problem}{hint}")
-
-
-def _table(where: _Locator, document: Mapping[str, Any], name: str) -> dict[str, Any]:
+def _table(where: Locator, document: Mapping[str, Any], name: str) -> dict[str, Any]:
     value = document.get(name, {})
     if not isinstance(value, dict):
         raise where.error("", name, "must be a table ([" + name + "] followed by keys)")
     return {key.replace("-", "_"): item for key, item in value.items()}
 
 
-def _check_keys(where: _Locator, section: str, table: Mapping[str, Any], known: Any) -> None:
+def _check_keys(where: Locator, section: str, table: Mapping[str, Any], known: Any) -> None:
     for key in table:
         if key not in known:
             listed = ", ".join(known)
             raise where.error(section, key, f"unknown key; known keys: {listed}", known)
 
 
-def _names(where: _Locator, section: str, key: str, value: Any) -> list[str]:
+def _names(where: Locator, section: str, key: str, value: Any) -> list[str]:
     listed = [value] if isinstance(value, str) else value
     if not isinstance(listed, list) or not all(isinstance(v, str) for v in listed):
         raise where.error(section, key, "give a name or a list of names")
@@ -181,7 +157,7 @@ def _names(where: _Locator, section: str, key: str, value: Any) -> list[str]:
 
 
 def _pretrain_values(
-    where: _Locator, table: dict[str, Any], stage: TrainingStage | None, base: Path
+    where: Locator, table: dict[str, Any], stage: TrainingStage | None, base: Path
 ) -> dict[str, Any]:
     if not table:
         return {}
@@ -201,7 +177,7 @@ def _pretrain_values(
     return values
 
 
-def _checked(where: _Locator, section: str, option: Option, value: Any, base: Path) -> Any:
+def _checked(where: Locator, section: str, option: Option, value: Any, base: Path) -> Any:
     """One [pretrain] value checked against its option's declared type and choices."""
     expected = {bool: "true or false", int: "a whole number", float: "a number"}
     if option.multiple:  # --model-arg KEY=VALUE …: a table in the file
@@ -252,7 +228,7 @@ def _path(text: str, base: Path) -> str:
 
 
 def _models(
-    where: _Locator, entries: Any, stage: TrainingStage | None, pretrain: Mapping[str, Any]
+    where: Locator, entries: Any, stage: TrainingStage | None, pretrain: Mapping[str, Any]
 ) -> tuple[StudyModel, ...]:
     if not isinstance(entries, list) or not entries:
         raise where.error("", "model", "a study needs [[model]] entries, one per PE or model")
@@ -293,7 +269,7 @@ def _models(
     return tuple(models)
 
 
-def _check_model_name(where: _Locator, spec: str) -> None:
+def _check_model_name(where: Locator, spec: str) -> None:
     """An unknown model fails here, with close matches, before any stage runs."""
     from posharness.contracts.model_spec import parse_model_spec, registered_factory
 
@@ -306,7 +282,7 @@ def _check_model_name(where: _Locator, spec: str) -> None:
         raise StudyFileError(f"{where.path}{at}: [model] name: {exc}") from None
 
 
-def _runs(where: _Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
+def _runs(where: Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
     """``[run]``, or several ``[[run]]`` (each its tasks, modes and protocols: fine-tunes
     in mode both, probes in all three), every one checked."""
     tables = given if isinstance(given, list) else [given if given is not None else {}]
@@ -316,13 +292,15 @@ def _runs(where: _Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]
         _run_values(where, {k.replace("-", "_"): v for k, v in table.items()}, base)
         for table in tables
     ]
+    for index, run in enumerate(runs):  # names and task options, against what is installed
+        check_run(where, index, run)
     executors = {run.get("executor", "serial") for run in runs}
     if len(executors) > 1:
         raise where.error("run", "executor", "every [[run]] of a study uses one executor")
     return tuple(runs)
 
 
-def _run_values(where: _Locator, table: dict[str, Any], base: Path) -> dict[str, Any]:
+def _run_values(where: Locator, table: dict[str, Any], base: Path) -> dict[str, Any]:
     known = {option.name: option for option in options_of(EVALUATE, RUN_OPTIONS)}
     values: dict[str, Any] = {}
     for key, value in table.items():

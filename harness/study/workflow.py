@@ -1,10 +1,11 @@
 """``study run`` and ``study status`` as functions: read the file, check everything, plan,
 show the plan, run what is missing, then build boards' tables and the report.
 
-Checks come before any work and all at once: the file's keys, the models, and the data
-of every task (a study whose tasks need data that is missing lists every problem before
-any pretraining starts; with ``allow_missing`` it drops those tasks and its tables say
-"data missing" with the fix).
+Checks come before any work, cheapest first: the file's keys, table ids, tasks, modes and
+task options (each a mistake in the file: one line with its line number), the models, and
+then the data of every task (a study whose tasks need data that is missing lists every
+problem before any pretraining starts; with ``allow_missing`` it drops those tasks and
+its tables say "data missing" with the fix). ``allow_missing`` covers absent data only.
 """
 
 from __future__ import annotations
@@ -53,18 +54,11 @@ def plan_study(path: Path, allow_missing: bool | None = None) -> Planned:
 
 
 def missing_data(study: Study) -> dict[str, list[str]]:
-    """Every task of the study whose data (or options) stop it, with the problems."""
-    from posharness.run.option_schema import config_from
-    from posharness.run.plan import data_problems
+    """Every task of the study whose data is missing here, with the problems; a task
+    whose options are wrong stops the study instead (:mod:`posharness.study.data_checks`)."""
+    from posharness.study.data_checks import data_problems
 
-    folder = StudyFolder(study.folder)
-    found: dict[str, list[str]] = {}
-    for run in study.runs:
-        config = config_from({**run, "models": ["checked-per-stage"], "output_dir": folder.results})
-        for task, problems in data_problems(config).items():
-            found.setdefault(task, [])
-            found[task] += [p for p in problems if p not in found[task]]
-    return found
+    return data_problems(study, StudyFolder(study.folder).results)
 
 
 def run_study(

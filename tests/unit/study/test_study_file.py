@@ -107,7 +107,7 @@ def test_a_task_option_naming_a_file_beside_the_study_is_read_from_there(tmp_pat
     run = GEOMETRY_RUN.replace(
         'task_args = { locality_symmetry = { words = "12", length = "32" } }',
         'task_args = { snli = { train = "train.jsonl", protocol = "quick" } }',
-    )
+    ).replace('tasks = ["locality_symmetry"]', 'tasks = ["locality_symmetry", "snli"]')
     study = read_study(write_study(tmp_path, HEAD + run), training_stage())
     options = study.run["task_args"]["snli"]
     assert options == {"train": str(tmp_path / "train.jsonl"), "protocol": "quick"}
