@@ -10,6 +10,7 @@ from typing import Any
 
 from posharness.storage.hashing import hash_file
 from posharness.storage.io import atomic_write_json, atomic_write_text
+from posharness.study.captions import caption_note
 from posharness.study.dag import EVALUATE, Stage
 from posharness.study.folder import STUDY_COPY, StudyFolder
 from posharness.study.render import draw_scatter, to_latex, to_markdown
@@ -27,12 +28,12 @@ def publish(
     rows = model_rows(study, folder, stages)
     missing = {task: [portable_text(study, p) for p in found] for task, found in missing.items()}
     tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
-    note = scale_note(study)
     modes = study.modes
-    computed = [
-        compute_table(study_table(t), rows, missing, note, tasks | frozenset(missing), modes)
-        for t in study.tables
-    ]
+    computed = []
+    for table_id in study.tables:
+        spec = study_table(table_id)
+        note = caption_note(study, spec, stages)  # this table's cells' limits and protocol
+        computed.append(compute_table(spec, rows, missing, note, tasks | frozenset(missing), modes))
     written = write_tables(computed, folder)
     boards = [row.board for row in rows if row.board.is_file()]
     if boards:
@@ -62,41 +63,6 @@ def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[M
             modes = declared_modes(s.model.spec) if s.model is not None else None
             rows[s.row_label] = ModelRow(s.row_label, folder.board(s.row_label), baseline, modes)
     return list(rows.values())
-
-
-def scale_note(study: Study) -> str:
-    """Our runs' scale and budget, for every caption (the published rows are BERT-base)."""
-    parts = []
-    for model in (m for m in study.models if m.pretrained_here):
-        values = model.pretrain
-        recipe = values.get("recipe")
-        steps = values.get("steps")
-        size = values.get("size", "mini")
-        text = f"size {size}" + (f", recipe {recipe}" if recipe else "")
-        text += f", {steps} steps" if steps else ""
-        parts.append(f"{text}, seeds {', '.join(map(str, model.seeds))}")
-    limits = sorted(
-        {
-            f"--{k.replace('_', '-')} {run[k]}"
-            for run in study.runs
-            for k in ("limit", "train_limit")
-            if run.get(k)
-        }
-    )
-    ours = "; ".join(sorted(set(parts))) or "models as given"
-    extra = f"; evaluated with {' '.join(limits)}" if limits else ""
-    protocols = sorted(
-        {
-            str(options["protocol"])
-            for run in study.runs
-            for options in (run.get("task_args") or {}).values()
-            if "protocol" in options
-        }
-    )
-    if protocols:
-        extra += f"; fine-tuned with the {', '.join(protocols)} protocol"
-    notes = " ".join(study.notes)
-    return f"Ours: {ours}{extra}. {notes}".strip()
 
 
 def table_file(folder: StudyFolder, table: ComputedTable, suffix: str) -> Path:
