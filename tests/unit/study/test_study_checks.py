@@ -13,7 +13,7 @@ from posharness.base.errors import StudyFileError
 from posharness.study.folder import StudyFolder
 from posharness.study.plan_text import plan_lines
 from posharness.study.stages import training_stage
-from posharness.study.workflow import plan_study
+from posharness.study.workflow import plan_study, run_study
 from tests.unit.study.conftest import write_study
 
 STUDY = """
@@ -163,3 +163,10 @@ def test_absent_data_with_allow_missing_still_reads_data_missing(tmp_path: Path)
                    training_stage())
     )  # fmt: skip
     assert "data missing, rte left out" in shown
+
+
+def test_study_run_fails_on_the_same_mistake_before_writing_anything(tmp_path: Path) -> None:
+    path = write_study(tmp_path, STUDY.replace('"chen2023.fig2"', '"chen2023.fig3"'))
+    with pytest.raises(StudyFileError, match="did you mean chen2023.fig2"):
+        run_study(path, lambda line: None)
+    assert not (tmp_path / "checks").exists()
