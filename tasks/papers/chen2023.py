@@ -93,22 +93,21 @@ TABLEA3_COLUMNS = tuple(
 
 # How Table 1 and the draft's Tables 3 and 7 score and fine-tune (one protocol for all three).
 _DOWNSTREAM = (
-    "Scores x100 on dev, as the paper's ('we evaluate the fine-tuned model on the Dev set', "
-    "App. A.2; the draft's B.5): accuracy; Spearman for STS-B and SICK-R (SICK-R: its dev "
-    "set, sickr's dev_spearman, not the test set the task leads with); MNLI: the mean of "
-    "matched and mismatched accuracy (mnli's mean_accuracy; 'we report the average score for "
-    "the two test sets of MNLI', App. A.4; the draft's B.6; GLUE's test labels are private, "
-    "so both are dev sets). MR "
-    "and SUBJ come without splits and the paper does not say how it split them; ours score "
-    "them as SentEval does, by stratified 10-fold cross-validation (each fold tested by a "
-    "model trained on the other folds, the next fold picking its epoch; the accuracy of the "
-    "pooled out-of-fold predictions), so those two columns are not dev scores. The paper's "
-    "protocol is chen2023 (--task-arg X.protocol=chen2023; the one ours used is named "
-    "with our settings): one fine-tuning run per learning rate in {9e-5, 7e-5, 5e-5, 3e-5, "
-    "1e-5}, the score is the mean over the five rates, as the paper's. The paper does not state epochs "
-    "or batch size; the protocol uses its SNLI recipe (3 epochs, batch 32). Avg: mean of the "
-    "ten columns. An MNLI cell run before mnli recorded mean_accuracy (its task version 1) "
-    "reads n/a: rerun it (its fine-tuning runs come back from the cache)."
+    "Scores x100 on dev, as the paper's ('we evaluate the fine-tuned model on the Dev set', App. "
+    "A.2; the draft's B.5): accuracy; Spearman for STS-B and SICK-R (SICK-R: its dev set, sickr's "
+    "dev_spearman, not the test set the task leads with); MNLI: the mean of matched and mismatched "
+    "accuracy (mnli's mean_accuracy; 'we report the average score for the two test sets of MNLI', "
+    "App. A.4; the draft's B.6; GLUE's test labels are private, so both are dev sets). MR and SUBJ "
+    "come without splits and the paper does not say how it split them; ours score them as SentEval "
+    "does, by stratified 10-fold cross-validation (each fold tested by a model trained on the "
+    "other folds, the next fold picking its epoch; the accuracy of the pooled out-of-fold "
+    "predictions), so those two columns are not dev scores. The paper's protocol is chen2023 "
+    "(--task-arg X.protocol=chen2023; the one ours used is named with our settings): one "
+    "fine-tuning run per learning rate in {9e-5, 7e-5, 5e-5, 3e-5, 1e-5}, the score is the mean "
+    "over the five rates, as the paper's. The paper does not state epochs or batch size; the "
+    "protocol uses its SNLI recipe (3 epochs, batch 32). Avg: mean of the ten columns. An MNLI "
+    "cell run before mnli recorded mean_accuracy (its task version 1) reads n/a: rerun it (its "
+    "fine-tuning runs come back from the cache)."
 )
 
 

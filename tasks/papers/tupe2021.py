@@ -34,9 +34,10 @@ def glue() -> StudyTable:
             "GLUE dev x100: CoLA Matthews, STS-B Pearson, others accuracy. The paper's protocol is "
             "tupe2021 (--task-arg X.protocol=tupe2021; the one ours used is named with our "
             "settings): learning rates {2, 3, 4, 5}e-5 x 5 seeds, 10 epochs (5 for MNLI, QNLI, "
-            "QQP), batch 32; each rate scores the median over its seeds and the best rate is reported, as the paper "
-            "does. Avg.: mean of the nine columns (MNLI-m and -mm counted apart), as printed. "
-            "Published rows: BERT-Base size, 1M pre-training steps (^mid: 300k)."
+            "QQP), batch 32; each rate scores the median over its seeds and the best rate is "
+            "reported, as the paper does. Avg.: mean of the nine columns (MNLI-m and -mm counted "
+            "apart), as printed. Published rows: BERT-Base size, 1M pre-training steps (^mid: "
+            "300k)."
         ),
     )
 
