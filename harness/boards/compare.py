@@ -55,6 +55,8 @@ __all__ = [  # the outputs' names stay importable from here (cell_outputs holds 
     "adjust_comparisons",
     "compare_files",
     "compare_metrics",
+    "family_keys",
+    "family_size",
     "model_name",
     "outputs_of_bundle_entry",
     "outputs_of_result",
@@ -146,16 +148,33 @@ def _one_model_each(a_rows: list[Row], b_rows: list[Row]) -> bool:
     return len({r.fingerprint for r in a_rows}) == 1 and len({r.fingerprint for r in b_rows}) == 1
 
 
-def compare_files(path_a: Path, path_b: Path, keep: RowFilter = RowFilter()) -> list[RowComparison]:
-    """Every paired row of two boards, its metrics tested, Holm-adjusted together."""
+def family_keys(left: Leaderboard, a: Row, b: Row, all_metrics: bool, tasks=()) -> list[str]:
+    """The metrics of one row pair that are printed, and so tested: the Holm family.
+
+    One definition for ``compare`` and the report's comparison page: the headline metrics
+    (every metric with ``all_metrics``) both rows hold, in the board's column order. A
+    test is computed only for a metric that is printed, and every test printed is in
+    the family, so the adjusted p of a row never depends on what is hidden.
+    """
+    return [
+        c.key
+        for c in left.columns
+        if (c.headline or all_metrics)
+        and c.key in a.scores
+        and c.key in b.scores
+        and (not tasks or c.task in tasks)
+    ]
+
+
+def compare_files(
+    path_a: Path, path_b: Path, keep: RowFilter = RowFilter(), all_metrics: bool = True
+) -> list[RowComparison]:
+    """Every paired row of two boards, its printed metrics (``family_keys``) tested and
+    Holm-adjusted together."""
     left, right = load(path_a), load(path_b)
     out = []
     for a, b in pair_rows(left, right, keep):
-        keys = [
-            c.key
-            for c in left.columns
-            if c.key in a.scores and c.key in b.scores and (not keep.tasks or c.task in keep.tasks)
-        ]
+        keys = family_keys(left, a, b, all_metrics, keep.tasks)
         missing: list[str] = []
         not_bundled: list[str] = []
         outputs_a = row_outputs_from_files(a, path_a, missing, not_bundled)
@@ -182,9 +201,17 @@ def compare_metrics(
     return metrics
 
 
-def adjust_comparisons(metrics: list[MetricComparison]) -> None:
-    """Holm across every test one comparison prints."""
-    adjust([m.test for m in metrics if m.test is not None])
+def adjust_comparisons(metrics: list[MetricComparison]) -> int:
+    """Holm across every test one comparison prints (compare, a report's comparison page,
+    a study table): resamples scaled to the family, then adjusted. Returns its size."""
+    tests = [m.test for m in metrics if m.test is not None]
+    adjust(tests)
+    return len(tests)
+
+
+def family_size(metrics: list[MetricComparison]) -> int:
+    """How many tests one comparison's Holm family holds."""
+    return sum(m.test is not None for m in metrics)
 
 
 # -- the test of one metric --------------------------------------------------------------

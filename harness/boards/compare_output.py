@@ -12,7 +12,7 @@ import io
 import json
 from typing import Any
 
-from posharness.boards.compare import MetricComparison, RowComparison
+from posharness.boards.compare import MetricComparison, RowComparison, family_size
 from posharness.stats.paired_tests import ALPHA, format_delta, format_p
 
 FIELDS = (
@@ -91,6 +91,8 @@ def as_json(comparisons: list[RowComparison], keys: set[str] | None = None) -> s
     document = {
         "alpha": ALPHA,
         "adjustment": "holm",
+        "family": "the tests printed",
+        "family_size": family_size([m for row in comparisons for m in row.metrics]),
         "confidence": 0.95,
         "comparisons": records(comparisons, keys),
     }
@@ -135,10 +137,11 @@ LEFT = (0, 5, 10)  # the text columns; the others hold numbers
 
 
 def as_markdown(comparisons: list[RowComparison], keys: set[str] | None = None) -> str:
+    m = family_size([metric for row in comparisons for metric in row.metrics])
     lines = [
-        "Δ = B − A, tested on the statistic shown; 95 % paired-bootstrap interval; p (Holm): "
-        f"adjusted across every test below; n.s. = adjusted p ≥ {ALPHA}; d_z = mean paired "
-        "difference / its standard deviation.",
+        "Δ = B − A, tested on the statistic shown; 95 % paired-bootstrap interval (not "
+        f"adjusted); p (Holm): adjusted over the {m} tests below (the family); n.s. = "
+        f"adjusted p ≥ {ALPHA}; d_z = mean paired difference / its standard deviation.",
         "",
     ]
     for row in comparisons:

@@ -2,7 +2,9 @@
 
 Rows pair as ``compare.pair_rows`` pairs them and each metric is tested by
 ``compare.compare_metrics`` (the test its declared type calls for, on the printed
-statistic), Holm-adjusted across the page as ``compare`` adjusts across one comparison.
+statistic), Holm-adjusted across the page as ``compare`` adjusts across one comparison:
+the same family (``compare.family_keys``: the metrics printed), so the page and
+``posharness compare`` with the same ``--all-metrics`` print the same adjusted p-values.
 Only where the per-example outputs come from differs: the report also looks in the
 ``--results`` folders, then in the board's ``*.examples.json.gz`` bundle, as ``compare``
 does.
@@ -13,7 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from posharness.boards.cell_outputs import Outputs, row_outputs
-from posharness.boards.compare import RowFilter, adjust_comparisons, compare_metrics, pair_rows
+from posharness.boards.compare import (
+    RowFilter,
+    adjust_comparisons,
+    compare_metrics,
+    family_keys,
+    pair_rows,
+)
 from posharness.boards.example_bundle import read_bundle
 from posharness.boards.leaderboard import Leaderboard, Row
 from posharness.report.locate import Found
@@ -35,11 +43,7 @@ def compare_boards(
     bundles = [read_bundle(path) for path in paths]
     pairs = []
     for a, b in pair_rows(left, right, RowFilter()):
-        keys = [
-            c.key
-            for c in left.columns
-            if (c.headline or all_metrics) and c.key in a.scores and c.key in b.scores
-        ]
+        keys = family_keys(left, a, b, all_metrics)
         missing: list[str] = []
         sides = []
         for side, row in ((0, a), (1, b)):
