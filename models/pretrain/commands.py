@@ -271,15 +271,28 @@ def loss_curves(runs: tuple[Path, ...], out: Path, labels: tuple[str, ...]) -> N
 def pretraining_bar(
     name: str, steps: int
 ) -> tuple[Progress, Callable[[int, float], None], Callable[[str], None]]:
-    """A bar on stderr for ``posharness pretrain``; the callbacks move it to (step, loss)
-    and name the phase before the first step (tokenizer, corpus)."""
-    from posharness.cli.console import progress_bar
+    """A bar on stderr for ``posharness pretrain`` (and, where stderr is no terminal, a line
+    every ``$POSHARNESS_PROGRESS_SECONDS``: ``progress_lines.py``); the callbacks move it to
+    (step, loss) and name the phase before the first step (tokenizer, corpus)."""
+    from posharness.cli.console import err_console, progress_bar
+    from posharness.models.pretrain.progress_lines import ProgressLines, interval_from_environment
 
     progress = progress_bar()
     task = progress.add_task(name, total=steps)
+    stderr = err_console()
+    lines = None
+    if not stderr.is_terminal:  # rich draws no bar here: say the progress in lines
+        lines = ProgressLines(
+            name,
+            steps,
+            lambda text: stderr.print(text, highlight=False, soft_wrap=True),
+            interval_from_environment(),
+        )
 
     def update(step: int, loss: float) -> None:
         progress.update(task, completed=step, description=f"{name} loss {loss:.3f}")
+        if lines is not None:
+            lines.update(step, loss)
 
     def phase(label: str) -> None:
         progress.update(task, description=f"{name}: {label}")
