@@ -21,8 +21,9 @@ CORPUS_IN_DATA_DIR = "wikipedia_en_partial"
               help="A PE to put beside the paper's baselines (a zoo name or a plugin PE); "
               "repeatable.")  # fmt: skip
 @click.option("--recipe", type=click.Choice(list(SCALES)), default="mini", show_default=True,
-              help="mini: bounded to ~2 h on 2 CPU cores; cramming, bert-base: the papers' "
-              "protocols at scale.")  # fmt: skip
+              help="smoke: the whole path in minutes on 2 CPU cores (no findings); mini: "
+              "bounded to ~2 h on 2 CPU cores; cramming, bert-base: the papers' protocols at "
+              "scale.")  # fmt: skip
 @click.option("--executor", type=click.Choice(["serial", "ray"]), default="serial",
               show_default=True, help="ray: pretraining jobs and cells as Ray tasks.")  # fmt: skip
 @click.option("--corpus", default=None, metavar="PATH|hf:NAME",

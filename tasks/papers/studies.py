@@ -26,15 +26,36 @@ class Scale:
     train_limit: int | None  # fine-tuning examples
     protocol: str | None  # None: each paper's own fine-tuning protocol
     notes: tuple[str, ...] = ()
+    recipe: str | None = None  # the pretraining recipe (models/pretrain); None: the scale's name
+    bounded: bool = False  # a CPU-sized scale: the papers' mini baselines only
+
+    def pretrain_recipe(self, name: str) -> str:
+        return self.recipe or name
 
 
 SCALES: dict[str, Scale] = {
+    "smoke": Scale(
+        size="tiny",
+        steps=20,
+        limit=50,
+        train_limit=200,
+        protocol="quick",
+        recipe="mini",
+        bounded=True,
+        notes=(
+            "A smoke test of the whole path (pretraining, every task, the tables, the "
+            "report) in minutes on 2 CPU cores: size tiny, 20 pretraining steps of the mini "
+            "recipe, at most 50 evaluation and 200 fine-tuning examples per task, the quick "
+            "protocol. Its numbers are not findings: the models have not learned anything.",
+        ),
+    ),
     "mini": Scale(
         size="tiny",
         steps=500,
         limit=500,
         train_limit=2000,
         protocol="quick",
+        bounded=True,
         notes=(
             "Bounded to about two hours on 2 CPU cores: size tiny, 500 pretraining steps of "
             "the mini recipe, at most 500 evaluation and 2,000 fine-tuning examples per "
@@ -145,11 +166,11 @@ def study_text(
     """The study file of ``paper`` at ``recipe``'s scale with ``pes`` beside its baselines."""
     study, scale = STUDIES[paper], SCALES[recipe]
     kept = study.baselines
-    if recipe == "mini" and study.mini_baselines:
+    if scale.bounded and study.mini_baselines:
         kept = tuple(b for b in study.baselines if b[0] in study.mini_baselines)
     models = list(kept) + [(pe, pe) for pe in pes if pe not in {name for name, _ in kept}]
     notes = [*scale.notes, *study.notes]
-    if data_dir is not None and recipe == "mini" and any("snli" in r["tasks"] for r in study.runs):
+    if data_dir is not None and scale.bounded and any("snli" in r["tasks"] for r in study.runs):
         notes.append("The SNLI classifier is trained on SNLI's 1 % train subset (5,502 pairs).")
     lines = [
         f"# posharness reproduce {paper} --recipe {recipe}: edit freely and rerun with",
@@ -164,7 +185,11 @@ def study_text(
     ]
     for name, label in models:
         lines += ["[[model]]", f"name = {_value(name)}", f"label = {_value(label)}", ""]
-    pretrain: dict[str, Any] = {"recipe": recipe, "size": scale.size, "corpus": corpus}
+    pretrain: dict[str, Any] = {
+        "recipe": scale.pretrain_recipe(recipe),
+        "size": scale.size,
+        "corpus": corpus,
+    }
     if scale.steps is not None:
         pretrain["steps"] = scale.steps
         pretrain["save_every"] = max(1, scale.steps // 5)  # a kill loses a fifth at most
