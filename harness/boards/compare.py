@@ -44,6 +44,15 @@ from posharness.stats.paired_tests import (
     mcnemar,
     permutation_test,
 )
+from posharness.stats.precision import (
+    EQUAL,
+    NO_VARIABILITY,
+    PRECISION,
+    constant,
+    exact_verdict,
+    scale_of,
+    within_precision,
+)
 
 __all__ = [  # the outputs' names stay importable from here (cell_outputs holds them)
     "REPLICATES_KEY",
@@ -79,6 +88,9 @@ class MetricComparison:
     test: PairedTest | None
     note: str  # why there is no test, or what the test was run on
     kind: MetricType | None = None  # the metric's declared type
+    # no test because none is meaningful: the tolerance verdict of a Δ below numerical
+    # precision or of two values with no sampling variability (``stats.precision``)
+    exact: str | None = None
 
     @property
     def delta(self) -> float | None:
@@ -195,8 +207,9 @@ def compare_metrics(
         test, note = paired_test(
             outputs_a.get(task), outputs_b.get(task), metric, kind, a.scores[key], b.scores[key]
         )
+        exact = note.split(";", 1)[0] if test is None and note.startswith(_EXACT) else None
         metrics.append(
-            MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note, kind)
+            MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note, kind, exact)
         )
     return metrics
 
@@ -239,6 +252,28 @@ def paired_test(
     if kind.aggregate == "mean":
         return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean)
     return _test_aggregate(a, b, metric, score_a.mean, score_b.mean)
+
+
+_EXACT = "exact: "
+
+
+def _no_test_needed(
+    x: np.ndarray, y: np.ndarray, delta: float, scale: float | None = None
+) -> str | None:
+    """Why Δ needs no test (``stats.precision``): it is below numerical precision, or
+    neither side varies from example (or replicate) to example; None when it does."""
+    scale = scale_of(x, y) if scale is None else max(scale, scale_of(x, y))
+    if constant(x, scale) and constant(y, scale):
+        return (
+            f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every example gives the same "
+            "value on each side, so Δ is exact: no p, interval or d_z"
+        )
+    if within_precision(delta, scale):
+        return (
+            f"{_EXACT}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale {scale:.3g}: "
+            "a rounding difference, never tested"
+        )
+    return None
 
 
 def _reproduces(value: float, reported: float) -> bool:
@@ -284,6 +319,10 @@ def _test_mean(
             f"the board's value ({reported_a:.6g}, {reported_b:.6g}): they are of another "
             "run, so no paired test of the printed Δ"
         )
+    if kind.outcome != "binary":
+        untestable = _no_test_needed(x, y, reported_b - reported_a)
+        if untestable is not None:
+            return None, untestable
     test = mcnemar(x, y) if kind.outcome == "binary" else permutation_test(x, y)
     # The printed Δ is the boards' difference; the examples reproduce it up to summation
     # order (checked above), so the interval moves by that rounding, never more.
@@ -301,6 +340,9 @@ def _test_aggregate(
     drawn = paired_replicates(a.replicates, b.replicates, metric)
     if not isinstance(drawn, str):
         left, right = drawn
+        untestable = _no_test_needed(left, right, delta, scale_of(reported_a, reported_b))
+        if untestable is not None:
+            return None, untestable
         n = int((a.replicates or {}).get("n", 0)) or len(a.examples)
         on = f"{len(left)} common resamples of the examples"
         test = bootstrap_of_aggregate(delta, right - left, n, on)
@@ -356,6 +398,12 @@ def _bootstrap_predictions(
             f"'{metric}' recomputed from the kept predictions ({full[0]:.6g}, {full[1]:.6g}) "
             f"is not the board's ({reported_a:.6g}, {reported_b:.6g}): the predictions are "
             "one run's of several, so no paired test of the printed Δ"
+        )
+
+    if within_precision(reported_b - reported_a, scale_of(reported_a, reported_b)):
+        return None, (
+            f"{_EXACT}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale: a rounding "
+            "difference, never tested"
         )
 
     def redraw(count: int, seed: int = 0) -> np.ndarray:

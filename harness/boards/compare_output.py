@@ -38,14 +38,16 @@ FIELDS = (
     "p_at_floor",
     "effect_size_dz",
     "significant",
+    "verdict",
     "note",
 )
 
 
 def verdict(m: MetricComparison) -> str:
-    """'p < 0.05' or 'n.s.' by the Holm-adjusted p; 'no test' where there is none."""
+    """'p < 0.05' or 'n.s.' by the Holm-adjusted p; the tolerance verdict of an exact or
+    rounding-level Δ (``stats.precision``); 'no test' where there is none."""
     if m.test is None:
-        return "no test"
+        return m.exact or "no test"
     return f"p < {ALPHA}" if m.test.significant(ALPHA) else "n.s."
 
 
@@ -81,6 +83,7 @@ def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> l
                     "p_at_floor": test.at_floor if test else None,
                     "effect_size_dz": test.effect_size if test else None,
                     "significant": test.significant(ALPHA) if test else None,
+                    "verdict": verdict(m),
                     "note": m.note,
                 }
             )
@@ -126,7 +129,7 @@ def table_cells(m: MetricComparison) -> tuple[str, ...]:
         format_p(test.p_adjusted if test else None),
         "–" if test is None or test.effect_size is None else f"{test.effect_size:+.2f}",
         str(test.n) if test else "–",
-        verdict(m) if test else m.note,
+        verdict(m) if test or m.exact else m.note,
     )
 
 

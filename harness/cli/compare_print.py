@@ -69,7 +69,7 @@ def _print_row_comparison(comparison: RowComparison) -> None:
         cells = list(table_cells(m))
         if m.test is None:  # the reason goes below the table, numbered, not in a column
             mark = notes.setdefault(m.note, f"({len(notes) + 1})")
-            cells[-1] = f"no test {mark}"
+            cells[-1] = f"{m.exact or 'no test'} {mark}"
         rows.append(cells)
     for index, header in enumerate(HEADERS):
         justify: JustifyMethod = "left" if index in LEFT else "right"

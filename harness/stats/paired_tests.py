@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from posharness.stats.precision import scale_of, tolerance
+
 RESAMPLES = 2000  # the first pass of every resampling test, and of every interval
 # A Monte Carlo p cannot go below 1/(R+1); Holm multiplies the smallest p by the family
 # size m, so a family of m tests needs R >= m/alpha before anything can be significant.
@@ -145,12 +147,14 @@ def mean_difference_replicates(diff: np.ndarray, seed: int = 0) -> np.ndarray:
     return np.concatenate(chunks)
 
 
-def effect_size(diff: np.ndarray) -> float | None:
-    """Cohen's d_z: the mean paired difference in units of its standard deviation."""
+def effect_size(diff: np.ndarray, floor: float = 0.0) -> float | None:
+    """Cohen's d_z: the mean paired difference in units of its standard deviation; None
+    when that sd is at most ``floor`` (numerical precision: ``precision.tolerance``), where
+    the ratio would only measure rounding."""
     if len(diff) < 2:
         return None
     sd = float(np.std(diff, ddof=1))
-    return None if sd == 0.0 else float(np.mean(diff)) / sd
+    return None if sd <= floor or sd == 0.0 else float(np.mean(diff)) / sd
 
 
 def mcnemar(x: np.ndarray, y: np.ndarray) -> PairedTest:
@@ -164,9 +168,8 @@ def mcnemar(x: np.ndarray, y: np.ndarray) -> PairedTest:
     diff = y - x
     delta = float(np.mean(diff))
     low, high = recentred_interval(delta, mean_difference_replicates(diff))
-    return PairedTest(
-        MCNEMAR, len(x), delta, p, low, high, effect_size(diff), on="per-example correctness"
-    )
+    d_z = effect_size(diff, tolerance(scale_of(x, y)))
+    return PairedTest(MCNEMAR, len(x), delta, p, low, high, d_z, on="per-example correctness")
 
 
 def sign_flip_p(diff: np.ndarray, resamples: int, seed: int) -> tuple[float, int | None]:
@@ -225,7 +228,7 @@ def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
         p,
         low,
         high,
-        effect_size(diff),
+        effect_size(diff, tolerance(scale_of(x, y))),
         on="per-example values",
         resamples=drawn,
         refine=None if drawn is None else (lambda r: sign_flip_p(diff, r, seed)[0]),

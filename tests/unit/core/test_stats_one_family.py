@@ -24,7 +24,7 @@ MODELS = {"m-one": "f1aaaaaaaaaaaaaa", "m-two": "f2bbbbbbbbbbbbbb"}
 def _board(root: Path, name: str, better: bool) -> Path:
     folder = root / "runs" / name
     for k, model in enumerate(MODELS):
-        right = 48 if better and model == "m-one" else 20 + k
+        right = 48 if better and model == "m-one" else 20 + k + 2 * better
         extra = 40 if better else 30  # a non-headline metric, also tested when printed
         acc = [1] * right + [0] * (60 - right)
         hard = [1] * extra + [0] * (60 - extra)

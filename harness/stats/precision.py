@@ -1,0 +1,53 @@
+"""Differences below numerical precision, and values with no sampling variability.
+
+A paired test asks whether a difference could be sampling noise. Two cases have no
+sampling noise to ask about, and testing them produces nonsense (issue 38): a difference
+of float rounding (the same model rerun: Δ = −1.25e-08, "p < 0.05"), and a difference of
+two exact computations (positional mode: every word gives the same value, sd 5.6e-17, so
+any Δ got the floor p, a zero-width interval and d_z = 2.2e15).
+
+The rule, stated once: PRECISION = 1e-6 relative to the values' scale — the largest
+absolute per-example value on either side (the aggregate's value on either side where
+there are no per-example values), the tolerance within which ``compare`` already checks
+that per-example outputs reproduce the board's value.
+- |Δ| <= PRECISION × scale: "equal within numerical precision", never tested, never
+  significant.
+- Every example gives the same value on each side (max − min <= PRECISION × scale, on
+  both sides): "no sampling variability"; Δ is exact, and the verdict is the tolerance
+  one (equal within 1e-6 relative, or not), with no p, interval or d_z.
+- d_z = mean / sd of the differences only when that sd exceeds PRECISION × scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PRECISION = 1e-6
+EQUAL = "equal within numerical precision"
+NO_VARIABILITY = "no sampling variability"
+
+
+def scale_of(*values: np.ndarray | float) -> float:
+    """The values' scale: the largest absolute value among them."""
+    return max((float(np.max(np.abs(v))) for v in values if np.size(v)), default=0.0)
+
+
+def tolerance(scale: float) -> float:
+    return PRECISION * scale
+
+
+def within_precision(delta: float, scale: float) -> bool:
+    """|Δ| no larger than numerical precision at this scale (Δ = 0 always is)."""
+    return abs(delta) <= tolerance(scale)
+
+
+def constant(values: np.ndarray, scale: float) -> bool:
+    """Every value the same within precision: nothing varies from example to example."""
+    return len(values) > 0 and float(np.ptp(values)) <= tolerance(scale)
+
+
+def exact_verdict(delta: float, scale: float) -> str:
+    """The tolerance verdict of an exact Δ."""
+    if within_precision(delta, scale):
+        return f"exact: {EQUAL} (|Δ| <= {PRECISION:g} × {scale:.3g})"
+    return f"exact: differs beyond {PRECISION:g} relative"
