@@ -55,15 +55,24 @@ class ProbeBuild:
     summary: dict[str, Any]
 
 
-def build_probes(source: SnliSource, seed: int = 0, probes: Iterable[str] = PROBES) -> ProbeBuild:
-    """Apply each probe's builder to every pair; a pair a builder cannot use is counted."""
+def build_probes(
+    source: SnliSource,
+    seed: int = 0,
+    probes: Iterable[str] = PROBES,
+    parsed: dict[tuple[str, str], Any] | None = None,
+) -> ProbeBuild:
+    """Apply each probe's builder to every pair; a pair a builder cannot use is counted.
+
+    Only the ``probes`` asked for are built (a plan of ``shuffle_sr`` alone parses only
+    entailment pairs); ``parsed`` is a parse memo to share between builds from one file.
+    """
     from posharness.tasks.shuffle.trees import ParseProblem, read_parse
 
     wanted = list(probes)
     unknown = sorted(set(wanted) - set(PROBES))
     if unknown:
         raise DataError(f"unknown probe {unknown[0]!r}: choose from {', '.join(PROBES)}")
-    parsed: dict[tuple[str, str], Any] = {}
+    parsed = {} if parsed is None else parsed
 
     def parse(text: str, bracketing: str) -> Any:
         key = (text, bracketing)
@@ -116,10 +125,10 @@ def _apply(
     )
     from posharness.tasks.shuffle.trees import ParseProblem, render
 
+    if name == "shuffle_sr" and pair.label != "entailment":
+        return "not_entailment"  # before parsing: Shuffle-SR reads entailment pairs only
     premise = parse(pair.premise, pair.premise_parse)
     hypothesis = parse(pair.hypothesis, pair.hypothesis_parse)
-    if name == "shuffle_sr" and pair.label != "entailment":
-        return "not_entailment"
     for sentence in (premise, hypothesis):
         if isinstance(sentence, ParseProblem):
             return sentence.reason

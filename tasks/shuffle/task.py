@@ -54,7 +54,6 @@ TITLES = {
     "shuffle_random": "Random",
     "shuffle_sr": "Shuffle-SR",
 }
-_BUILDS: dict[tuple[Any, ...], Any] = {}
 
 
 def _options() -> tuple[TaskOption, ...]:
@@ -100,11 +99,13 @@ class ShuffleTask:
             problems.append(exc)
         if problems:
             raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
-        return {"probe": identity, "size": len(records), "snli": snli}
+        return {"probe": identity, "size": _size(records), "snli": snli}
 
     def _records(
         self, options: Mapping[str, Any], data_dir: Path | None
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
+        """The probe's records (a prebuilt file's, as a list) or its ``ProbeSet`` (built
+        from SNLI; records read on first use), and the identity a cell records of them."""
         from posharness.storage.hashing import hash_file
         from posharness.tasks.shuffle.probes import read_probe
 
@@ -112,26 +113,21 @@ class ShuffleTask:
             folder = Path(str(options["probes"])).expanduser()
             path = folder if folder.is_file() else folder / f"{self.probe}.jsonl"
             return read_probe(path, self.probe), {"file": str(path), "sha256": hash_file(path)}
-        build = _built(_source_path(options, data_dir), int(options["probe_seed"]))
-        records = build.records[self.probe]
-        if not records:
+        built = _built(_source_path(options, data_dir), int(options["probe_seed"]), self.probe)
+        if not built.size:
             raise DataError(
-                f"probe {self.probe} is empty for {build.summary['source']} (excluded: "
-                f"{build.summary['probes'][self.probe]['excluded']}): use a larger SNLI file"
+                f"probe {self.probe} is empty for {built.summary['source']} (excluded: "
+                f"{built.excluded}): use a larger SNLI file"
             )
-        identity = {
-            "source_sha256": build.summary["source_sha256"],
-            "seed": build.summary["seed"],
-            "builder": build.summary["builder"],
-        }
-        return records, identity
+        return built, built.identity
 
     # -- running ------------------------------------------------------------------------
     def run(self, model: ModelAdapter, ctx: TaskContext) -> TaskResult:
         from posharness.tasks.finetune.data.loading import limited
         from posharness.tasks.shuffle.scoring import probe_result
 
-        records, identity = self._records(ctx.options, ctx.data_dir)
+        found, identity = self._records(ctx.options, ctx.data_dir)
+        records = found if isinstance(found, list) else found.records()
         snli_ctx = replace(ctx, options=_snli_options(ctx.options))
         classifier = _snli_task().trained_classifier(model, snli_ctx)
         pairs = limited(_as_split(records), ctx.limit)
@@ -213,16 +209,17 @@ def _source_path(options: Mapping[str, Any], data_dir: Path | None) -> Path:
     return data_dir.joinpath(*DEFAULT_SOURCE)
 
 
-def _built(path: Path, seed: int) -> Any:
-    """All probes from one SNLI file, built once per run and shared by the six tasks."""
-    from posharness.tasks.shuffle.probes import build_probes
-    from posharness.tasks.shuffle.snli import read_snli
+def _built(path: Path, seed: int, probe: str) -> Any:
+    """This probe's set from one SNLI file: built only for the probes a run plans, once
+    per (file bytes, seed, builder), and kept in the user's cache (``probe_sets``)."""
+    from posharness.storage.cache import default_cache_dir
+    from posharness.tasks.shuffle.probe_sets import probe_set
 
-    stat = path.stat() if path.is_file() else None
-    key = (str(path), seed, stat and (stat.st_mtime_ns, stat.st_size))
-    if key not in _BUILDS:
-        _BUILDS[key] = build_probes(read_snli(path), seed)
-    return _BUILDS[key]
+    return probe_set(path, seed, probe, default_cache_dir())
+
+
+def _size(records: Any) -> int:
+    return len(records) if isinstance(records, list) else int(records.size)
 
 
 def _check(name: str, options: Mapping[str, Any]) -> None:
