@@ -53,6 +53,7 @@ from posharness.stats.precision import (
     scale_of,
     within_precision,
 )
+from posharness.storage.hashing import hash_obj
 
 __all__ = [  # the outputs' names stay importable from here (cell_outputs holds them)
     "REPLICATES_KEY",
@@ -205,7 +206,13 @@ def compare_metrics(
         task, metric = key.split("/", 1)
         kind = metric_type(task, metric)
         test, note = paired_test(
-            outputs_a.get(task), outputs_b.get(task), metric, kind, a.scores[key], b.scores[key]
+            outputs_a.get(task),
+            outputs_b.get(task),
+            metric,
+            kind,
+            a.scores[key],
+            b.scores[key],
+            row_seed(a, b, key),
         )
         exact = note.split(";", 1)[0] if test is None and note.startswith(_EXACT) else None
         metrics.append(
@@ -227,6 +234,14 @@ def family_size(metrics: list[MetricComparison]) -> int:
     return sum(m.test is not None for m in metrics)
 
 
+def row_seed(a: Row, b: Row, key: str) -> int:
+    """The resampling seed of one test, derived from its row pair and metric: Monte Carlo
+    errors are independent across the rows of a table, and a row's draws are the same
+    every time it is compared."""
+    identity = [a.model, a.mode, a.key.limit, b.model, b.mode, key]
+    return int(hash_obj({"paired-test": [str(part) for part in identity]})[:8], 16)
+
+
 # -- the test of one metric --------------------------------------------------------------
 
 
@@ -237,8 +252,10 @@ def paired_test(
     kind: MetricType,
     score_a: Score,
     score_b: Score,
+    seed: int = 0,
 ) -> tuple[PairedTest | None, str]:
-    """The paired test of ``metric``'s Δ as the board prints it, or why there is none."""
+    """The paired test of ``metric``'s Δ as the board prints it, or why there is none;
+    ``seed`` draws its resamples (``row_seed``: one per row and metric)."""
     if kind.aggregate == "cell":
         return None, "one value per cell, nothing per example to resample: no paired test"
     seeds = max(score_a.n_seeds, score_b.n_seeds)
@@ -250,8 +267,8 @@ def paired_test(
     if a is None or b is None:
         return None, "no per-example outputs on both sides: no paired test possible"
     if kind.aggregate == "mean":
-        return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean)
-    return _test_aggregate(a, b, metric, score_a.mean, score_b.mean)
+        return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean, seed)
+    return _test_aggregate(a, b, metric, score_a.mean, score_b.mean, seed)
 
 
 _EXACT = "exact: "
@@ -296,6 +313,7 @@ def _test_mean(
     kind: MetricType,
     reported_a: float,
     reported_b: float,
+    seed: int = 0,
 ) -> tuple[PairedTest | None, str]:
     ids_a = {k for k, example in a.items() if example.has(metric)}
     ids_b = {k for k, example in b.items() if example.has(metric)}
@@ -323,7 +341,7 @@ def _test_mean(
         untestable = _no_test_needed(x, y, reported_b - reported_a)
         if untestable is not None:
             return None, untestable
-    test = mcnemar(x, y) if kind.outcome == "binary" else permutation_test(x, y)
+    test = mcnemar(x, y, seed) if kind.outcome == "binary" else permutation_test(x, y, seed)
     # The printed Δ is the boards' difference; the examples reproduce it up to summation
     # order (checked above), so the interval moves by that rounding, never more.
     shift = (reported_b - reported_a) - test.delta
@@ -334,7 +352,7 @@ def _test_mean(
 
 
 def _test_aggregate(
-    a: CellOutputs, b: CellOutputs, metric: str, reported_a: float, reported_b: float
+    a: CellOutputs, b: CellOutputs, metric: str, reported_a: float, reported_b: float, seed: int
 ) -> tuple[PairedTest | None, str]:
     delta = reported_b - reported_a
     drawn = paired_replicates(a.replicates, b.replicates, metric)
@@ -348,7 +366,7 @@ def _test_aggregate(
         test = bootstrap_of_aggregate(delta, right - left, n, on)
         return test, f"paired bootstrap of the aggregate over {on}"
     from_predictions = _bootstrap_predictions(
-        a.examples, b.examples, metric, reported_a, reported_b
+        a.examples, b.examples, metric, reported_a, reported_b, seed
     )
     if from_predictions is not None:
         return from_predictions
@@ -363,6 +381,7 @@ def _bootstrap_predictions(
     metric: str,
     reported_a: float,
     reported_b: float,
+    seed: int = 0,
 ) -> tuple[PairedTest | None, str] | None:
     """F1, Matthews, Pearson, Spearman recomputed from gold and predictions on each joint
     resample; None when the rows carry no predictions for ``metric``."""
@@ -406,8 +425,8 @@ def _bootstrap_predictions(
             "difference, never tested"
         )
 
-    def redraw(count: int, seed: int = 0) -> np.ndarray:
-        rng = np.random.default_rng(seed)
+    def redraw(count: int) -> np.ndarray:
+        rng = np.random.default_rng([seed, count])
         return np.concatenate(
             [
                 np.diff(replicate(rng.integers(0, len(shared), size=(size, len(shared)))), axis=1)[

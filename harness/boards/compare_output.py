@@ -142,7 +142,7 @@ LEFT = (0, 5, 10)  # the text columns; the others hold numbers
 def as_markdown(comparisons: list[RowComparison], keys: set[str] | None = None) -> str:
     m = family_size([metric for row in comparisons for metric in row.metrics])
     lines = [
-        "Δ = B − A, tested on the statistic shown; 95 % paired-bootstrap interval (not "
+        "Δ = B − A, tested on the statistic shown; 95 % BCa bootstrap interval (not "
         f"adjusted); p (Holm): adjusted over the {m} tests below (the family); n.s. = "
         f"adjusted p ≥ {ALPHA}; d_z = mean paired difference / its standard deviation.",
         "",

@@ -49,7 +49,7 @@ def print_comparison(
         return
     console().print(
         "Δ = B − A, tested on the statistic shown (the test its metric declares); 95 % "
-        f"paired-bootstrap interval (not adjusted); {family_line(comparisons)}; "
+        f"BCa bootstrap interval (not adjusted); {family_line(comparisons)}; "
         "d_z = mean paired difference / its sd"
     )
     for comparison in comparisons:

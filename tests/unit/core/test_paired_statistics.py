@@ -22,13 +22,13 @@ from posharness.stats.paired_resampling import (
     replicates,
 )
 from posharness.stats.paired_tests import (
+    bca_interval,
     bootstrap_of_aggregate,
     format_delta,
     holm,
     mcnemar,
-    mean_difference_replicates,
+    mean_interval,
     permutation_test,
-    recentred_interval,
 )
 from tests.cli_helpers import cli
 from tests.conftest import write_tiny_bert
@@ -56,18 +56,20 @@ def test_a_difference_of_accuracies_lies_inside_its_own_interval(pairs):
 
 @settings(max_examples=40, deadline=None)
 @given(finite, st.lists(finite, min_size=2, max_size=200))
-def test_a_biased_aggregate_still_lies_inside_its_recentred_interval(delta, replicate_deltas):
-    """Resampling can bias an aggregate (an averaged map's symmetry falls when repeated
-    words enter the average): every replicate may sit on one side of the observed Δ, yet
-    the re-centred interval holds it."""
-    low, high = recentred_interval(delta, np.array(replicate_deltas))
-    assert low <= delta <= high
+def test_a_bca_interval_never_leaves_the_range_of_its_replicates(delta, replicate_deltas):
+    """Issue 38: the interval's endpoints are quantiles of the replicates, so it cannot
+    leave the range the statistic takes (the re-centred one read -7.3e-7 when every
+    difference was >= 0)."""
+    replicates = np.array(replicate_deltas)
+    low, high = bca_interval(delta, replicates)
+    assert replicates.min() <= low <= high <= replicates.max() or low == delta or high == delta
 
 
-def test_a_one_sided_bootstrap_distribution_is_recentred_on_the_observed_delta():
+def test_a_one_sided_bootstrap_distribution_says_its_delta_lies_outside():
     replicate_deltas = np.linspace(0.09, 0.12, 500)  # all below the observed 0.14
     test = bootstrap_of_aggregate(0.1415, replicate_deltas, 100, "words")
-    assert test.ci_low <= 0.1415 <= test.ci_high and test.p_value < 0.01
+    assert 0.09 <= test.ci_low <= test.ci_high <= 0.12 and test.p_value < 0.01
+    assert "outside its BCa interval" in test.on
 
 
 def test_the_paired_interval_covers_the_true_difference_about_95_percent_of_the_time():
@@ -76,8 +78,7 @@ def test_the_paired_interval_covers_the_true_difference_about_95_percent_of_the_
     for _ in range(trials):
         x = rng.normal(size=40)
         y = x + true_delta + rng.normal(scale=0.5, size=40)
-        diff = y - x
-        low, high = recentred_interval(float(diff.mean()), mean_difference_replicates(diff))
+        low, high = mean_interval(y - x)
         covered += low <= true_delta <= high
     assert 0.90 <= covered / trials <= 0.99
 
