@@ -92,6 +92,9 @@ class MetricComparison:
     # no test because none is meaningful: the tolerance verdict of a Δ below numerical
     # precision or of two values with no sampling variability (``stats.precision``)
     exact: str | None = None
+    # the cells' flags (run/flags.py), "A: …"/"B: …": a flagged test is never a finding
+    # on its own, so every output that prints the row prints them
+    flags: tuple[str, ...] = ()
 
     @property
     def delta(self) -> float | None:
@@ -215,8 +218,15 @@ def compare_metrics(
             row_seed(a, b, key),
         )
         exact = note.split(";", 1)[0] if test is None and note.startswith(_EXACT) else None
+        flags = tuple(
+            f"{side}: {flag}"
+            for side, row in (("A", a), ("B", b))
+            for flag in row.flags.get(task, ())
+        )
         metrics.append(
-            MetricComparison(key, a.scores[key].mean, b.scores[key].mean, test, note, kind, exact)
+            MetricComparison(
+                key, a.scores[key].mean, b.scores[key].mean, test, note, kind, exact, flags
+            )
         )
     return metrics
 

@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from posharness.boards.compare import MetricComparison, RowComparison, family_size
+from posharness.run.flags import FLAG_MARK
 from posharness.stats.paired_tests import ALPHA, format_delta, format_p
 
 FIELDS = (
@@ -39,6 +40,7 @@ FIELDS = (
     "effect_size_dz",
     "significant",
     "verdict",
+    "flags",
     "note",
 )
 
@@ -48,7 +50,8 @@ def verdict(m: MetricComparison) -> str:
     rounding-level Δ (``stats.precision``); 'no test' where there is none."""
     if m.test is None:
         return m.exact or "no test"
-    return f"p < {ALPHA}" if m.test.significant(ALPHA) else "n.s."
+    said = f"p < {ALPHA}" if m.test.significant(ALPHA) else "n.s."
+    return f"{said} {FLAG_MARK} flagged" if m.flags else said
 
 
 def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> list[dict[str, Any]]:
@@ -84,6 +87,7 @@ def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> l
                     "effect_size_dz": test.effect_size if test else None,
                     "significant": test.significant(ALPHA) if test else None,
                     "verdict": verdict(m),
+                    "flags": "; ".join(m.flags),
                     "note": m.note,
                 }
             )
@@ -158,4 +162,9 @@ def as_markdown(comparisons: list[RowComparison], keys: set[str] | None = None) 
                 cells = (c.replace("|", "\\|") for c in table_cells(m))
                 lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        flagged = [m for m in row.metrics if m.flags and (keys is None or m.key in keys)]
+        for m in flagged:
+            lines.append(f"{FLAG_MARK} {m.key}: {'; '.join(m.flags)} — not a finding on its own")
+        if flagged:
+            lines.append("")
     return "\n".join(lines)

@@ -79,6 +79,11 @@ def _print_row_comparison(comparison: RowComparison) -> None:
     print_table(table)
     for note, mark in notes.items():
         console().print(f"  {mark} {note}", highlight=False)
+    for m in comparison.metrics:
+        if m.flags:
+            console().print(
+                f"  ! {m.key}: {'; '.join(m.flags)} — not a finding on its own", highlight=False
+            )
     unbundled = [p for p in comparison.missing if p not in comparison.not_bundled]
     if unbundled:
         console().print(
