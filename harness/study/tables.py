@@ -114,7 +114,7 @@ def compute_table(
                 for col in spec.columns
             ]
             rows.append(TableRow(model.label, mode, cells + _average(spec, cells)))
-    tests = _tests(spec, models, boards)
+    tests = _tests(spec, models, boards, rows)
     _mark(rows, tests, spec)
     for row in spec.published:
         cells = [_published(row.values.get(c.key), spec) for c in spec.columns]
@@ -229,8 +229,25 @@ def _published(value: float | None, spec: StudyTable) -> Cell:
     return Cell(f"{value:.{spec.digits}f}", value)
 
 
-def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestLine]:
-    """Every PE against each baseline, per mode and column, Holm-adjusted together."""
+def _holds_value(rows: list[TableRow], label: str, index: int, mode: str, fixed: bool) -> bool:
+    """Whether the table shows a value for ``label``'s cell in column ``index`` and
+    ``mode``: a cell reading "data missing", "not run", "not in study" or "n/a" holds
+    none, and no test is computed from the board rows behind it (issue 40, part 2)."""
+    return any(
+        row.label == label
+        and not row.published
+        and (fixed or row.mode == mode)
+        and index < len(row.cells)
+        and row.cells[index].value is not None
+        for row in rows
+    )
+
+
+def _tests(
+    spec: StudyTable, models: list[ModelRow], boards: dict, rows: list[TableRow]
+) -> list[TestLine]:
+    """Every PE against each baseline, per mode and column, Holm-adjusted together; only
+    between cells the table shows a value for."""
     lines: list[TestLine] = []
     for baseline in (m for m in models if m.baseline):
         for model in (m for m in models if m.label != baseline.label):
@@ -238,8 +255,14 @@ def _tests(spec: StudyTable, models: list[ModelRow], boards: dict) -> list[TestL
             if left is None or right is None:
                 continue
             outputs = _PairedOutputs(model, baseline)
-            for column in spec.columns:
+            for index, column in enumerate(spec.columns):
                 for mode in (column.mode,) if column.mode else spec.modes:
+                    fixed = bool(column.mode)
+                    if not (
+                        _holds_value(rows, model.label, index, mode, fixed)
+                        and _holds_value(rows, baseline.label, index, mode, fixed)
+                    ):
+                        continue
                     key = _key(column)
                     pairs = [
                         (a, b)
@@ -288,5 +311,7 @@ def _mark(rows: list[TableRow], tests: list[TestLine], spec: StudyTable) -> None
         fixed = spec.columns[index].mode
         delta = (line.comparison.a or 0.0) - (line.comparison.b or 0.0)
         for row in rows:
-            if not row.published and row.label == line.model and (fixed or row.mode) == line.mode:
+            shown = row.cells[index].value is not None  # a cell without a value: no mark
+            mine = row.label == line.model and (fixed or row.mode) == line.mode
+            if shown and mine and not row.published:
                 row.cells[index].mark = "▲" if delta > 0 else "▼"
