@@ -26,6 +26,8 @@ changes the positional term.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import ClassVar
 
 import torch
@@ -148,15 +150,39 @@ class ContentLogitTerm(PositionalEncoding):
 
 
 class QueryKeyTransform(PositionalEncoding):
-    """A position-dependent map of queries and keys: ``forward(x [B, H, n, d], positions)``.
+    """A position-dependent map of queries and keys: ``forward(x [B, H, n, d], positions)``,
+    or ``forward(x, positions, role)`` for a map that treats the two sides differently.
 
-    Contextual drops the transform (exact); positional keeps only the transformed query and
-    key biases, b_Q and b_K (content-free, not exact), as the zoo documents for rope.
+    ``role`` is ``"query"`` or ``"key"``: the side ``x`` is. Rotary embeddings apply the same
+    map to both (Su et al. 2021) and need no role; xPos scales queries by zeta^(n/B) and
+    keys by zeta^(-m/B) (Sun et al. 2022), so their product depends on n - m with a sign.
+    The encoder calls :meth:`transform` with the role every time, so no transform depends
+    on the order of its calls. Contextual drops the transform (exact); positional keeps only
+    the transformed query and key biases, T(b_Q, "query") and T(b_K, "key") (content-free,
+    not exact), as the zoo documents for rope.
     """
 
     kind = registry.QUERY_KEY_TRANSFORM
     absolute = "none"
     injection = "attention matrix (rotates q, k)"
+
+    def transform(self, x: torch.Tensor, positions: torch.Tensor, role: str) -> torch.Tensor:
+        """``x`` mapped as the ``role`` side at ``positions``; a ``forward`` without a role
+        parameter is applied to both sides alike."""
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
+        if _takes_role(type(self)):
+            return self(x, positions, role)
+        return self(x, positions)
+
+
+ROLES = ("query", "key")
+
+
+@functools.cache
+def _takes_role(cls: type) -> bool:
+    """Whether ``cls.forward`` declares the ``role`` parameter (read once per class)."""
+    return "role" in inspect.signature(cls.forward).parameters
 
 
 class PositionalAttention(PositionalEncoding):

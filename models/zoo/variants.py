@@ -106,6 +106,9 @@ register_variant(
     description="BERT-only-p: Eq. 2 without the words x_i, logits from positions only",
 )
 register_variant("rope", "rope", description="rotary position embedding on queries and keys")
+register_variant(
+    "xpos", "xpos", description="xPos: rotary with a query/key scale zeta^((n - m)/B) (Sun et al.)"
+)
 register_variant("alibi", "alibi", description="ALiBi linear distance biases")
 register_variant(
     "sinusoidal", "sinusoidal", description="fixed sinusoidal positions added at the input"

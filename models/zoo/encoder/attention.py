@@ -184,7 +184,8 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         shape = (positions.shape[0], self.heads, n, self.head_size)
         qb = self.query.bias.view(1, self.heads, 1, self.head_size).expand(shape)
         kb = self.key.bias.view(1, self.heads, 1, self.head_size).expand(shape)
-        return ctx.qk_transform(qb, positions), ctx.qk_transform(kb, positions)
+        transform = ctx.qk_transform.transform
+        return transform(qb, positions, "query"), transform(kb, positions, "key")
 
     def rope_bias_delta(self, ctx: PositionContext) -> torch.Tensor:
         """b_Q R_(j-i) b_K scaled: rotary logits of the query/key biases alone."""
@@ -205,7 +206,8 @@ class PESelfAttention(_HeadsMixin, nn.Module):
     def _rotated(
         q: torch.Tensor, k: torch.Tensor, ctx: PositionContext
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        return ctx.qk_transform(q, ctx.positions), ctx.qk_transform(k, ctx.positions)
+        transform = ctx.qk_transform.transform
+        return transform(q, ctx.positions, "query"), transform(k, ctx.positions, "key")
 
     def fused_inputs(
         self, q: torch.Tensor, k: torch.Tensor, ctx: PositionContext

@@ -78,7 +78,7 @@ def test_registered_models_resolve_to_declared_entries():
 
     builtin = {e.name: e.obj for e in models.entries() if e.origin == "built-in"}
     zoo = {name for name in variants() if name in builtin}
-    assert len(zoo) == 25
+    assert len(zoo) == 26
     assert set(builtin) == {"hf", "minilm", *zoo}
     assert all(isinstance(entry, ModelEntry) for entry in builtin.values())
 

@@ -61,6 +61,7 @@ def test_parameter_counts_per_scheme() -> None:
         "bert-only-c": 0,
         "bert-only-p": N * D,
         "rope": 0,
+        "xpos": 0,
         "alibi": 0,
         "sinusoidal": 0,
         "shaw": (2 * 16 + 1) * (D // H) * L,
@@ -125,8 +126,8 @@ def test_sizes_follow_the_presets() -> None:
     ("build", "message"),
     [
         (
-            lambda: PEConfig(scheme="xpos"),
-            "unknown positional scheme 'xpos': pick one of alibi, alibi-seq",
+            lambda: PEConfig(scheme="ypos"),
+            "unknown positional scheme 'ypos': pick one of alibi, alibi-seq",
         ),
         (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, mini"),
         (
