@@ -115,6 +115,8 @@ def bca_interval(
     tail = (1.0 - CONFIDENCE) / 2.0
     z = ndtri(np.array([tail, 1.0 - tail]))
     levels = ndtr(z0 + (z0 + z) / (1.0 - acceleration * (z0 + z)))
+    if not np.all(np.isfinite(levels)):  # an extreme acceleration: the BC interval
+        levels = ndtr(2.0 * z0 + z)
     low, high = (float(v) for v in np.quantile(replicates, levels))
     # replicates of a constant difference can differ from Δ in the last bit (summation
     # order): close that gap, nothing more
@@ -132,7 +134,10 @@ def mean_acceleration(diff: np.ndarray) -> float:
     d̄)²)^{3/2}) (Efron & Tibshirani 1993, eq. 14.15)."""
     centred = diff - diff.mean()
     spread = float(np.sum(centred**2))
-    return 0.0 if spread == 0.0 else float(np.sum(centred**3)) / (6.0 * spread**1.5)
+    denominator = 6.0 * spread**1.5  # underflows to 0 for differences of ~1e-100
+    if denominator == 0.0 or not np.isfinite(denominator):
+        return 0.0
+    return float(np.sum(centred**3)) / denominator
 
 
 def bootstrap_p(delta: float, replicates: np.ndarray) -> float:
