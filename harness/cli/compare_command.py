@@ -39,7 +39,7 @@ def compare(
     `tupe-r` before training meets `tupe-r@CHECKPOINT` after); one table per pair. Each
     metric is tested on exactly the statistic shown, by the test its type declares
     (McNemar, sign-flip permutation, or a paired bootstrap of the aggregate), with a 95 %
-    paired-bootstrap interval and Holm-adjusted p-values over the tests printed (the
+    BCa bootstrap interval and Holm-adjusted p-values over the tests printed (the
     family: the headline metrics, or every metric with --all-metrics; its size is said).
     """
     from posharness.boards.compare import RowFilter
