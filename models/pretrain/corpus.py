@@ -106,13 +106,17 @@ def corpus_identity(path: Corpus) -> str:
 
 
 def corpus_description(path: Corpus) -> dict[str, Any]:
-    """What the corpus is and what its identity hashes (a prepared corpus's manifest)."""
+    """What the corpus is and what its identity hashes (a prepared corpus's manifest).
+
+    The source is named, not located: its file or folder name, with the content hash beside
+    it in the manifest, so no path of the preparing machine is written (issue 39).
+    """
     spec = dataset_spec(path)
     if spec is not None:
         return dataset_description(spec)
     return {
         "kind": "text files",
-        "source": os.fspath(path),
+        "source": Path(path).name,
         "hashed": "sha256 over the sorted relative file names, sizes and bytes",
     }
 

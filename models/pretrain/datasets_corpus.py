@@ -143,7 +143,10 @@ def dataset_description(spec: DatasetSpec) -> dict[str, Any]:
         "files": "datasets local files",
         "hub": "datasets hub dataset",
     }[spec.kind]
-    described = {"kind": kind, "source": spec.given, "split": spec.split, "column": spec.column}
+    # A local source by its name only: the identity hash says which bytes, and a path of the
+    # machine that prepared it would follow the manifest into every copied study (issue 39).
+    source = spec.given if spec.kind == "hub" else Path(spec.source).name
+    described = {"kind": kind, "source": source, "split": spec.split, "column": spec.column}
     return described | {"hashed": hashed}
 
 
@@ -194,11 +197,13 @@ def _text_table(spec: DatasetSpec) -> Any:
     table = _load_hub(spec) if spec.kind == "hub" else _load_local(spec)
     if spec.column not in table.column_names:
         columns = ", ".join(table.column_names) or "none"
+        texts = [c for c in table.column_names if _is_text(table.features[c])]
         raise DataError(
             f"dataset {spec.given} has no column {spec.column!r} (columns: {columns}): name the "
-            f"text column with #COLUMN, e.g. --corpus {spec.given}#{table.column_names[0]}"
-            if table.column_names
-            else f"dataset {spec.given} has no columns: point --corpus at a dataset with text"
+            f"text column with #COLUMN, e.g. --corpus {_with_column(spec, texts[0])}"
+            if texts
+            else f"dataset {spec.given} has no column {spec.column!r} and no text column "
+            f"(columns: {columns}): point --corpus at a dataset with text"
         )
     dtype = getattr(table.features[spec.column], "dtype", None)
     if dtype not in ("string", "large_string"):
@@ -207,6 +212,24 @@ def _text_table(spec: DatasetSpec) -> Any:
             "not text: name the text column with #COLUMN"
         )
     return table
+
+
+def _is_text(feature: Any) -> bool:
+    return getattr(feature, "dtype", None) in ("string", "large_string")
+
+
+def _with_column(spec: DatasetSpec, column: str) -> str:
+    """``spec`` spelled as a --corpus value again, naming ``column`` instead of its own.
+
+    Built from the parts, not by appending to ``spec.given``: that already ends in the
+    missing column, which the suggestion would otherwise repeat (``ds#nope#text``).
+    """
+    source = f"{PREFIX}{spec.source}" if spec.given.startswith(PREFIX) else spec.source
+    if spec.config:
+        source += f":{spec.config}"
+    if spec.split_given:
+        source += f"@{spec.split}"
+    return f"{source}#{column}"
 
 
 def _load_local(spec: DatasetSpec) -> Any:

@@ -96,9 +96,18 @@ class PreparedRows:
             out[slot] = np.frombuffer(data, dtype=np.int32)
         return out.reshape(*wanted.shape, self.block_size)
 
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
     def __del__(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
+        # At interpreter exit ``os`` may already be torn down, or ``__init__`` may not have
+        # run to the end: closing is best effort and never raises out of a finaliser.
+        try:  # noqa: SIM105 - contextlib too may be gone at interpreter exit
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing a finaliser could report to
+            pass
 
 
 def prepared_key(corpus_sha256: str, tokenizer_sha256: str, block_size: int) -> str:
@@ -115,11 +124,14 @@ def prepare_corpus(
     *,
     corpus_sha256: str | None = None,
     documents_per_call: int = 256,
+    verify: bool = False,
 ) -> PreparedCorpus:
     """The prepared form of ``corpus`` under ``root``: found, or tokenised and written now.
 
     ``corpus`` is a path or a dataset spec (``hf:NAME``; ``corpus.read_corpus``).
     ``corpus_sha256`` skips hashing the corpus again when the caller already has it.
+    ``verify`` hashes every byte of a found preparation against its manifest (the cheap
+    sampled check of :func:`load_prepared` runs on every open).
     """
     from filelock import FileLock
 
@@ -130,7 +142,8 @@ def prepare_corpus(
     tokenizer_sha256 = vocabulary_identity(tokenizer)
     root = Path(root)
     key = prepared_key(corpus_sha256, tokenizer_sha256, block_size)
-    found = load_prepared(root / key)
+    vocabulary = _vocabulary(tokenizer)
+    found = load_prepared(root / key, vocabulary=vocabulary, verify=verify)
     if found is not None:
         return found
     try:
@@ -141,7 +154,8 @@ def prepare_corpus(
             "writable folder"
         ) from None
     with FileLock(str(root / f".{key}.lock")):
-        found = load_prepared(root / key)  # another process may have finished it meanwhile
+        # another process may have finished it meanwhile
+        found = load_prepared(root / key, vocabulary=vocabulary, verify=verify)
         if found is not None:
             return found
         return _write(
@@ -150,28 +164,148 @@ def prepare_corpus(
         )  # fmt: skip
 
 
-def load_prepared(folder: Path) -> PreparedCorpus | None:
-    """A complete preparation in ``folder``, or None (absent, or not yet renamed in place)."""
-    try:
-        manifest = json.loads((Path(folder) / MANIFEST).read_text())
-    except (OSError, ValueError):
+def load_prepared(
+    folder: Path, *, vocabulary: int | None = None, verify: bool = False
+) -> PreparedCorpus | None:
+    """The preparation in ``folder``; None when there is none (nothing renamed in place yet).
+
+    A folder at a preparation's key exists only once a complete preparation was renamed
+    there, so anything wrong inside it is damage, and damage is one line that says to delete
+    the folder and prepare again (never a traceback, never a silent re-tokenisation into
+    the same folder). What is checked on every open, cheaply (:func:`check_content`): the
+    manifest, the file's size, a sampled hash of each chunk, and the token ids against
+    ``vocabulary`` (the tokenizer's size; ids at or beyond it would fail inside the
+    embedding). ``verify`` also hashes every byte against the manifest's full hash.
+    """
+    folder = Path(folder)
+    if not folder.is_dir() or folder.name.startswith("."):  # absent, or a staging folder
         return None
+    manifest = _read_manifest(folder)
+    if manifest is None:  # a preparation of another format, under its own key: not this one
+        return None
+    try:
+        prepared = PreparedCorpus(
+            folder,
+            int(manifest["n_blocks"]),
+            int(manifest["block_size"]),
+            str(manifest["corpus_sha256"]),
+            str(manifest["tokenizer_sha256"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise _damaged(folder, f"its {MANIFEST} lacks a valid {exc}") from None
+    try:
+        size = (folder / BLOCKS).stat().st_size
+    except FileNotFoundError:
+        raise _damaged(folder, f"{BLOCKS} is missing") from None
+    except OSError as exc:
+        raise _damaged(folder, f"{BLOCKS} cannot be read ({exc.strerror})") from None
+    expected = prepared.n_blocks * prepared.block_size * np.dtype(np.int32).itemsize
+    if size != expected:
+        raise _damaged(folder, f"{BLOCKS} is not {prepared.n_blocks} x {prepared.block_size} int32")
+    check_content(folder, manifest, vocabulary=vocabulary, verify=verify)
+    return prepared
+
+
+def _vocabulary(tokenizer: Any) -> int | None:
+    """The number of ids the model built on ``tokenizer`` embeds (``len``, as pretraining
+    sizes it), or None for a tokenizer that does not say."""
+    try:
+        return len(tokenizer)
+    except TypeError:
+        return None
+
+
+def _damaged(folder: Path, what: str) -> DataError:
+    return DataError(
+        f"prepared corpus {folder} is damaged ({what}): delete the folder and prepare it again"
+    )
+
+
+def _read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest of ``folder``; None for another format; damage raises one line."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _damaged(folder, f"{MANIFEST} is missing") from None
+    except OSError as exc:
+        raise _damaged(folder, f"{MANIFEST} cannot be read ({exc.strerror})") from None
+    except ValueError:
+        raise _damaged(folder, f"{MANIFEST} is not valid JSON") from None
+    if not isinstance(manifest, dict):
+        raise _damaged(folder, f"{MANIFEST} is not a JSON object")
     if manifest.get("format") != FORMAT_VERSION:
         return None
-    prepared = PreparedCorpus(
-        Path(folder),
-        int(manifest["n_blocks"]),
-        int(manifest["block_size"]),
-        manifest["corpus_sha256"],
-        manifest["tokenizer_sha256"],
-    )
-    expected = prepared.n_blocks * prepared.block_size * np.dtype(np.int32).itemsize
-    if (Path(folder) / BLOCKS).stat().st_size != expected:
-        raise DataError(
-            f"prepared corpus {folder} is damaged ({BLOCKS} is not {prepared.n_blocks} x "
-            f"{prepared.block_size} int32): delete the folder and prepare it again"
+    return manifest
+
+
+# The content check on open. The file is cut into chunks of SAMPLE_CHUNK bytes and the first
+# SAMPLE_BYTES of each are hashed: 1,024 reads of 4 KiB (4 MiB) for a 1 GiB corpus, against
+# 1 GiB for a full hash. It catches a truncated, zeroed or overwritten region that touches a
+# sample, and a different file of the same size; rows swapped between unsampled places need
+# ``verify`` (the full hash).
+SAMPLE_CHUNK = 1 << 20
+SAMPLE_BYTES = 4096
+
+
+def content_summary(path: Path, *, full: bool = False) -> dict[str, Any]:
+    """The sampled hash, the sampled ids' maximum and (``full``) the whole file's sha256."""
+    sampled, full_hash = hashlib.sha256(), hashlib.sha256()
+    largest, smallest = -1, 0
+    size = Path(path).stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for offset in range(0, size, SAMPLE_CHUNK):
+            data = os.pread(fd, min(SAMPLE_BYTES, size - offset), offset)
+            sampled.update(data)
+            ids = np.frombuffer(data[: len(data) - len(data) % 4], dtype=np.int32)
+            if ids.size:
+                largest = max(largest, int(ids.max()))
+                smallest = min(smallest, int(ids.min()))
+        if full:
+            offset = 0
+            while chunk := os.pread(fd, 1 << 24, offset):
+                full_hash.update(chunk)
+                offset += len(chunk)
+    finally:
+        os.close(fd)
+    summary: dict[str, Any] = {
+        "sampled_sha256": sampled.hexdigest(),
+        "sampled_max_id": largest,
+        "sampled_min_id": smallest,
+    }
+    if full:
+        summary["sha256"] = full_hash.hexdigest()
+    return summary
+
+
+def check_content(
+    folder: Path, manifest: dict[str, Any], *, vocabulary: int | None = None, verify: bool = False
+) -> None:
+    """Refuse, in one line, a blocks file whose content is not what the manifest recorded.
+
+    Manifests written before the content hash (no ``content`` entry) are checked for size
+    only, as they were; their sampled ids are still checked against ``vocabulary``.
+    """
+    recorded = manifest.get("content") or {}
+    summary = content_summary(folder / BLOCKS, full=verify and "sha256" in recorded)
+    if recorded.get("sampled_sha256", summary["sampled_sha256"]) != summary["sampled_sha256"]:
+        raise _damaged(folder, f"the sampled hash of {BLOCKS} differs from its {MANIFEST}")
+    if verify and recorded.get("sha256", summary.get("sha256")) != summary.get("sha256"):
+        raise _damaged(folder, f"the sha256 of {BLOCKS} differs from its {MANIFEST}")
+    if summary["sampled_min_id"] < 0:
+        raise _damaged(folder, f"it holds the negative token id {summary['sampled_min_id']}")
+    if "max_id" in recorded and summary["sampled_max_id"] > int(recorded["max_id"]):
+        raise _damaged(
+            folder,
+            f"it holds token id {summary['sampled_max_id']}, above the largest its {MANIFEST} "
+            f"recorded ({recorded['max_id']})",
         )
-    return prepared
+    largest = max(int(recorded.get("max_id", -1)), summary["sampled_max_id"])
+    if vocabulary is not None and largest >= vocabulary:
+        raise _damaged(
+            folder,
+            f"it holds token id {largest}, beyond the tokenizer's {vocabulary}-token vocabulary",
+        )
 
 
 def _write(
@@ -205,7 +339,8 @@ def _write(
             separator=sep_id,
         )
         with (staging / BLOCKS).open("wb") as handle:
-            count = _write_rows(pieces, handle, block_size, cls_id, sep_id, progress)
+            content = _Content()
+            count = _write_rows(pieces, handle, block_size, cls_id, sep_id, progress, content)
             handle.flush()
             os.fsync(handle.fileno())
         if count == 0:
@@ -221,6 +356,12 @@ def _write(
             "tokenizer_sha256": tokenizer_sha256,
             "dtype": "int32",
             "identity": corpus_description(corpus),
+            "content": {
+                "sha256": content.sha256.hexdigest(),
+                "max_id": content.max_id,
+                "sampled_sha256": content_summary(staging / BLOCKS)["sampled_sha256"],
+                "sampled": f"the first {SAMPLE_BYTES} bytes of every {SAMPLE_CHUNK} bytes",
+            },
         }
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         staging.rename(root / key)
@@ -228,6 +369,11 @@ def _write(
         shutil.rmtree(staging, ignore_errors=True)
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise OptionError(_no_space(corpus, root, progress)) from None
+        if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+            raise DataError(
+                f"prepared corpus {root / key} appeared while this one was written and cannot "
+                "be replaced: delete the folder and prepare it again"
+            ) from None
         raise OptionError(
             f"cannot write the prepared corpus under {root} ({exc.strerror or exc}): free "
             "space or choose another folder; nothing half-written is kept"
@@ -235,9 +381,17 @@ def _write(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    found = load_prepared(root / key)
+    found = load_prepared(root / key, vocabulary=_vocabulary(tokenizer))
     assert found is not None
     return found
+
+
+class _Content:
+    """The full hash and largest id of the rows, taken as they are written."""
+
+    def __init__(self) -> None:
+        self.sha256 = hashlib.sha256()
+        self.max_id = -1
 
 
 class _Progress:
@@ -283,6 +437,7 @@ def _write_rows(
     cls_id: int,
     sep_id: int,
     progress: _Progress | None = None,
+    content: _Content | None = None,
 ) -> int:
     """Frame the pieces as ``[CLS] ... [SEP]`` rows and append them in int32 chunks."""
     count, rows = 0, []
@@ -290,18 +445,28 @@ def _write_rows(
     for piece in pieces:
         rows.append(piece)
         if len(rows) == _ROWS_PER_WRITE:
-            count += _flush(rows, handle, block_size, cls_id, sep_id)
+            count += _flush(rows, handle, block_size, cls_id, sep_id, content)
             rows = []
             if progress is not None:
                 progress.written = count * row_bytes
     if rows:
-        count += _flush(rows, handle, block_size, cls_id, sep_id)
+        count += _flush(rows, handle, block_size, cls_id, sep_id, content)
     return count
 
 
-def _flush(rows: list[list[int]], handle: Any, block_size: int, cls_id: int, sep_id: int) -> int:
+def _flush(
+    rows: list[list[int]],
+    handle: Any,
+    block_size: int,
+    cls_id: int,
+    sep_id: int,
+    content: _Content | None = None,
+) -> int:
     framed = np.empty((len(rows), block_size), dtype=np.int32)
     framed[:, 0], framed[:, -1] = cls_id, sep_id
     framed[:, 1:-1] = np.asarray(rows, dtype=np.int32)
     framed.tofile(handle)
+    if content is not None:
+        content.sha256.update(framed.tobytes())
+        content.max_id = max(content.max_id, int(framed.max()))
     return len(rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -127,10 +128,17 @@ def test_the_manifest_says_what_the_bytes_are(tmp_path, corpus, tokenizer) -> No
         "dtype": "int32",
         "identity": {
             "kind": "text files",
-            "source": str(corpus),
+            "source": corpus.name,
             "hashed": "sha256 over the sorted relative file names, sizes and bytes",
         },
+        "content": {
+            "sha256": hashlib.sha256((prepared.folder / BLOCKS).read_bytes()).hexdigest(),
+            "max_id": int(np.fromfile(prepared.folder / BLOCKS, dtype=np.int32).max()),
+            "sampled_sha256": manifest["content"]["sampled_sha256"],
+            "sampled": "the first 4096 bytes of every 1048576 bytes",
+        },
     }
+    assert str(tmp_path) not in (prepared.folder / MANIFEST).read_text()
 
 
 def test_pretraining_two_schemes_shares_one_preparation(tmp_path, corpus, tokenizer, monkeypatch):
