@@ -219,12 +219,18 @@ def split_and_reference(
     mode: str, details: Mapping[str, Any], reference: str | None
 ) -> tuple[str | None, str | None]:
     """A row's ``split`` and ``reference``: kept whenever the model has them (which corpus
-    is "plain" depends on ``--data-dir``, so none is assumed), except in mode ``both``,
-    which the split does not change — a ``both`` cell that never prepared the corpus (a
-    fine-tune) shares its row with one that did (geometry)."""
-    if mode == "both":
-        return None, None
+    is "plain" depends on ``--data-dir``, so none is assumed), except in mode ``both``.
+
+    Mode ``both`` has no split, but the positional-term metrics every mode reports
+    (``locality_symmetry``'s ``positional_term_*``) are computed under the positional
+    mode's split, which reads the reference corpus (issue 40, part 6: a ``--data-dir`` run
+    replaced a ``both`` row's positional-term locality 0.1051 with 0.0989). So a ``both``
+    row keeps the corpus by the rule that names result files (:func:`named_corpus`): the
+    embedded corpus adds nothing, so rows written before keep their key, and a ``both``
+    cell that never reads the corpus (a fine-tune) shares its row with one that does."""
     found = decomposition(details)
+    if mode == "both":
+        return None, named_corpus({found["reference"]} if found.get("reference") else set())
     return found.get("definition"), reference or found.get("reference")
 
 
