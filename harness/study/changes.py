@@ -7,11 +7,18 @@ table: the run stops and names each change and each stage it invalidates, and
 ``--discard-changed`` removes those stages' outputs so they are redone. Stages that are
 new or whose settings are unchanged are untouched; tables and the report are always
 rebuilt, so a new baseline or table never needs a rerun of anything.
+
+``plan.json`` names no path of the machine that ran the study: paths inside the study
+folder are already ``<study>/...`` in the settings (``dag.py``), and any other absolute path
+(the corpus, read relative to the study file) is written relative to the study file's
+folder, as the study file names it. Plans written before that, with absolute paths, are
+read the same way, so a rerun of an older folder sees no change (issue 39, part 8).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterable
 from typing import Any
@@ -26,15 +33,17 @@ def changed_stages(stages: Iterable[Stage], folder: StudyFolder) -> list[tuple[S
     """Stages with outputs (started or recorded) whose settings differ from the last run's,
     each with its differences as ``key: old → new`` lines."""
     previous = _previous_plan(folder)
+    base = folder.study_base()
     found = []
     for stage in stages:
         old = previous.get(stage.id)
-        if old is None or old == stage.settings or not _has_outputs(stage, folder):
+        if old is None:
+            continue
+        old, new = portable_settings(old, base), portable_settings(stage.settings, base)
+        if old == new or not _has_outputs(stage, folder):
             continue
         diff = (
-            _evaluation_differences(old, stage.settings)
-            if stage.kind == EVALUATE
-            else differences(old, stage.settings)
+            _evaluation_differences(old, new) if stage.kind == EVALUATE else differences(old, new)
         )
         if diff:
             found.append((stage, diff))
@@ -83,8 +92,21 @@ def refuse_or_discard(stages: list[Stage], folder: StudyFolder, discard: bool) -
 def save_plan(stages: Iterable[Stage], folder: StudyFolder) -> None:
     """The settings each stage runs with now: what the next run compares against."""
     plan = _previous_plan(folder)
-    plan.update({stage.id: stage.settings for stage in stages})
+    base = folder.study_base()
+    plan.update({stage.id: portable_settings(stage.settings, base) for stage in stages})
     atomic_write_json(folder.root / PLAN_FILE, plan)
+
+
+def portable_settings(value: Any, base: os.PathLike[str] | str) -> Any:
+    """``value`` with each absolute path written relative to ``base`` (the study file's
+    folder): what ``plan.json`` records, on any machine."""
+    if isinstance(value, str) and os.path.isabs(value):
+        return os.path.relpath(value, base)
+    if isinstance(value, list | tuple):
+        return [portable_settings(item, base) for item in value]
+    if isinstance(value, dict):
+        return {key: portable_settings(item, base) for key, item in value.items()}
+    return value
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:

@@ -2,7 +2,9 @@
 
 ``loss_log.json`` carries what is needed to compare runs (Chen et al. and Ke et al. compare
 positional encodings pretrained under one recipe, docs/pretraining.md): the settings, the corpus
-(path and content hash), the model's config and one record per logged step. It is
+(its name and content hash: no path of the machine, so a run folder can be shared as it is;
+logs written before issue 39 carry the absolute ``path`` and read the same), the model's
+config and one record per logged step. It is
 rewritten whole, under a temporary name and then renamed, at every record, so a killed run
 leaves a readable log. Curves are PNGs drawn headless (matplotlib's Agg backend).
 """
@@ -45,7 +47,7 @@ class LossLog:
 
     def __init__(self, path: Path, header: Mapping[str, Any]) -> None:
         self.path = Path(path)
-        self.header = dict(header)
+        self.header = portable_header(header)
         self.records: list[LossRecord] = []
 
     def append(self, record: LossRecord) -> None:
@@ -72,6 +74,21 @@ class LossLog:
         if Path(path).exists():
             log.records = [LossRecord(**r) for r in read_log(path)["records"]]
         return log
+
+
+def portable_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """``header`` with its corpus named, not located: ``{"name", "sha256"}``.
+
+    The content hash says which corpus it was wherever the run folder is read; the name is
+    for people. A corpus given as a dataset spec (``hf:NAME``) keeps its spec as its name.
+    """
+    portable = dict(header)
+    corpus = portable.get("corpus")
+    if isinstance(corpus, Mapping) and "path" in corpus:
+        given = str(corpus["path"])
+        name = given if given.startswith("hf:") else Path(given).name or given
+        portable["corpus"] = {"name": name} | {k: v for k, v in corpus.items() if k != "path"}
+    return portable
 
 
 def read_log(path: Path) -> dict[str, Any]:
