@@ -18,8 +18,11 @@ one-line failure that names what differs:
 * ``card`` — the card counts exactly the parameters of the scheme's modules, and each of
   them changes the positional term (and, for a term from positions, nothing else does).
 
-Plugin authors call :func:`assert_pe_ok` from their tests; ``posharness check-pe NAME`` runs
-the same checks.
+Each check runs on its own: an exception the scheme's code raises inside one (a plain
+tensor where a parameter belongs, a term of the wrong shape) becomes that check's one line,
+naming the likely fault, and the other checks still run; a model that cannot even be built
+gives one ``build`` line. Plugin authors call :func:`assert_pe_ok` from their tests;
+``posharness check-pe NAME`` runs the same checks.
 """
 
 from __future__ import annotations
@@ -39,6 +42,9 @@ TOLERANCE = 1e-9  # float64: anything above is a different computation, not roun
 # Eager attention takes its softmax in float32 (attention.masked_softmax), SDPA in the
 # model's float64: outputs of the two paths agree to float32's rounding, no closer.
 PATH_TOLERANCE = 1e-6
+# Permuting the input of a model that ignores positions permutes its float64 outputs up to
+# rounding (~1e-15 of their scale); anything above this share of the scale is positions.
+POSITION_EFFECT_FLOOR = 1e-10
 _EXACT_FROM_POSITIONS = (registry.LOGIT_TERM, registry.UNTIED_PRODUCT, registry.CONTENT_LOGIT_TERM)
 _VOCAB, _LENGTH, _BATCH = 64, 12, 3
 
@@ -59,8 +65,13 @@ def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
     import posharness.models.zoo.encoder  # noqa: F401  (registers the zoo with the Auto* classes)
     from posharness.models.zoo.encoder import config_for
 
-    config = config_for(name, "tiny", vocab_size=_VOCAB, **options)
-    bench = _Bench(config, seed)
+    try:
+        config = config_for(name, "tiny", vocab_size=_VOCAB, **options)
+        bench = _Bench(config, seed)
+    except PosharnessError:
+        raise  # a bad name or option: the command's own one-line error
+    except Exception as exc:  # the scheme's code fails while the model is built
+        return [CheckOutcome("build", False, _raised("building the tiny model", exc))]
     checks: list[tuple[str, Callable[[], str]]] = [
         ("seeded", bench.seeded),
         ("positions", bench.uses_positions),
@@ -75,7 +86,44 @@ def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
             outcomes.append(CheckOutcome(check, True, run()))
         except PECheckError as failure:
             outcomes.append(CheckOutcome(check, False, str(failure)))
+        except Exception as exc:  # a fault in the scheme's code: this check's line, the rest run
+            outcomes.append(CheckOutcome(check, False, _raised(f"the {check} check", exc)))
     return outcomes
+
+
+# Messages of faults a scheme's author makes, read from what torch raises, and what they mean.
+_STRUCTURAL = (
+    (
+        "meta tensor",
+        "a tensor the scheme holds as a plain attribute, not an nn.Parameter or a registered "
+        "buffer (from_pretrained builds the model on the meta device and cannot place it)",
+    ),
+    (
+        "expected device meta",
+        "a tensor the scheme holds as a plain attribute, not an nn.Parameter or a registered "
+        "buffer (from_pretrained builds the model on the meta device and cannot place it)",
+    ),
+    (
+        "size of tensor",
+        "a term of the wrong shape: a LogitTerm returns [B or 1, H or 1, n, n], an input "
+        "embedding [B or 1, n, D], a query/key transform the shape of its input",
+    ),
+    (
+        "must match the size",
+        "a term of the wrong shape: a LogitTerm returns [B or 1, H or 1, n, n], an input "
+        "embedding [B or 1, n, D], a query/key transform the shape of its input",
+    ),
+    ("shape", "a tensor of the wrong shape in the scheme's forward"),
+)
+
+
+def _raised(where: str, exc: Exception) -> str:
+    """One line for an exception from a scheme's code: what it likely means, then what
+    torch said (its first line)."""
+    said = (str(exc).strip().splitlines() or [""])[0]
+    meaning = next((text for key, text in _STRUCTURAL if key in said), None)
+    head = f"{where} raised {type(exc).__name__}"
+    return f"{head}: {meaning}: {said}" if meaning else f"{head}: {said}"
 
 
 def assert_pe_ok(name: str, seed: int = 0, **options: Any) -> None:
@@ -91,28 +139,36 @@ def positions_ignored(model: Any) -> str | None:
     ``pretrain`` calls this before its first step: a scheme whose positional term is zero or
     constant per row trains exactly like NoPE, and only the loss curve would tell.
     """
+    import copy
+
     from posharness.models.zoo.encoder.schemes import kind
 
     encoder = model._encoder()
     if kind(encoder.config) == registry.POSITION_FREE:
         return None
+    # In float64, so a faithful scheme whose term is small at BERT's initialisation (an MLP
+    # of std-0.02 weights moves the outputs by ~1e-7) is told apart from rounding.
+    probe = encoder if encoder.dtype == torch.float64 else copy.deepcopy(encoder).double()
     generator = torch.Generator().manual_seed(0)
     n = min(_LENGTH, encoder.config.max_position_embeddings)
     ids = torch.randint(5, encoder.config.vocab_size, (1, n), generator=generator)
     order = torch.randperm(n, generator=generator)
-    was_training = encoder.training
-    encoder.eval()
+    was_training = probe.training
+    probe.eval()
     try:
-        with torch.no_grad(), encoder.attention_mode_set("both"):
-            plain = encoder(ids).last_hidden_state[0]
-            permuted = encoder(ids[:, order]).last_hidden_state[0]
+        with torch.no_grad(), probe.attention_mode_set("both"):
+            plain = probe(ids).last_hidden_state[0]
+            permuted = probe(ids[:, order]).last_hidden_state[0]
     finally:
-        encoder.train(was_training)
-    if torch.allclose(permuted, plain[order], atol=1e-5 * max(1.0, float(plain.abs().max()))):
+        probe.train(was_training)
+    scale = max(1.0, float(plain.abs().max()))
+    effect = float((permuted - plain[order]).abs().max())
+    if effect <= POSITION_EFFECT_FLOOR * scale:
         return (
             f"scheme {encoder.config.scheme} ignores positions: permuting the input only "
-            "permutes the outputs (is its positional term zero, or constant along each row, "
-            "at initialisation?)"
+            f"permutes the outputs (largest other change {effect:.2g}, at most "
+            f"{POSITION_EFFECT_FLOOR:g} of the outputs' scale {scale:.3g}; is its positional "
+            "term zero, or constant along each row, at initialisation?)"
         )
     return None
 
