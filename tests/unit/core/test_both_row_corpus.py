@@ -78,3 +78,40 @@ def test_a_rerun_with_the_same_corpus_keeps_one_both_row(
     assert run(tmp_path, tiny_bert) == 0
     rows = json.loads((tmp_path / "board.json").read_text())["rows"]
     assert [row["mode"] for row in rows].count("both") == 1
+
+
+def test_a_board_from_before_pairs_its_both_row_by_the_positional_rows_corpus(
+    tmp_path: Path, tiny_bert: Path
+) -> None:
+    """A board whose ``both`` row names no corpus (built before it was a row setting)
+    still pairs and merges with a fresh ``--data-dir`` run's ``both`` row."""
+    from posharness.boards.schema import Leaderboard
+
+    write_wikitext(tmp_path / "data")
+    assert run(tmp_path, tiny_bert) == 0
+    board = tmp_path / "board.json"
+    fresh = Leaderboard.model_validate_json(board.read_text())
+    older = json.loads(board.read_text())
+    for row in older["rows"]:
+        if row["mode"] == "both":
+            row["settings"].pop("reference")
+    board.write_text(json.dumps(older))
+    read_back = Leaderboard.model_validate_json(board.read_text())
+    pairing = {row.mode: row.key.pairing for row in read_back.rows}
+    assert pairing == {row.mode: row.key.pairing for row in fresh.rows}
+    assert run(tmp_path, tiny_bert) == 0  # merges into the older board: no row beside it
+    rows = json.loads(board.read_text())["rows"]
+    assert [row["mode"] for row in rows].count("both") == 1
+
+
+def test_the_committed_minilm_boards_both_row_pairs_like_a_fresh_one() -> None:
+    """leaderboards/minilm.json was built with --data-dir: its contextual and positional
+    rows name WikiText-2, so its ``both`` row pairs under that corpus too."""
+    from posharness.boards.schema import Leaderboard
+
+    path = Path(__file__).resolve().parents[3] / "leaderboards" / "minilm.json"
+    board = Leaderboard.model_validate_json(path.read_text())
+    rows = {row.mode: row for row in board.rows}
+    corpus = rows["positional"].key.reference
+    assert corpus and corpus.startswith("wikitext-2/wiki.valid.tokens")
+    assert rows["both"].key.reference == corpus and rows["both"].key.split is None
