@@ -169,3 +169,34 @@ def test_rows_close_quietly_at_interpreter_exit(tmp_path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0 and "Exception ignored" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("damage", ["blocks", "manifest", "vocabulary"])
+def test_pretrain_on_a_damaged_preparation_prints_one_line(
+    tmp_path, corpus, tokenizer, capsys, damage
+) -> None:
+    """What a user sees: ``posharness pretrain`` exits with one line, no traceback."""
+    from tests.cli_helpers import cli, one_line_error
+
+    tokenizer.save_pretrained(str(tmp_path / "tok"))
+    common = ("--corpus", str(corpus), "--block-size", "16", "--tokenizer", str(tmp_path / "tok"))
+    root = tmp_path / "corpora"
+    assert cli("prepare-corpus", *common, "--out", str(root)) == 0
+    (folder,) = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    if damage == "blocks":
+        (folder / BLOCKS).unlink()
+    elif damage == "manifest":
+        (folder / MANIFEST).write_text("{not json")
+    else:
+        rows = np.fromfile(folder / BLOCKS, dtype=np.int32)
+        rows[7] = len(tokenizer) + 3
+        rows.tofile(folder / BLOCKS)
+    capsys.readouterr()
+    code = cli(
+        "pretrain", "--model", "bert-a", "--size", "tiny", "--steps", "2", *common,
+        "--batch-size", "4", "--device", "cpu", "--prepared-dir", str(root),
+        "--out", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert code != 0
+    error = one_line_error(capsys)
+    assert str(folder) in error and error.endswith("delete the folder and prepare it again")
