@@ -181,8 +181,6 @@ def load_prepared(
     if not folder.is_dir() or folder.name.startswith("."):  # absent, or a staging folder
         return None
     manifest = _read_manifest(folder)
-    if manifest is None:  # a preparation of another format, under its own key: not this one
-        return None
     try:
         prepared = PreparedCorpus(
             folder,
@@ -221,8 +219,8 @@ def _damaged(folder: Path, what: str) -> DataError:
     )
 
 
-def _read_manifest(folder: Path) -> dict[str, Any] | None:
-    """The manifest of ``folder``; None for another format; damage raises one line."""
+def _read_manifest(folder: Path) -> dict[str, Any]:
+    """The manifest of ``folder``; damage raises one line."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -233,8 +231,10 @@ def _read_manifest(folder: Path) -> dict[str, Any] | None:
         raise _damaged(folder, f"{MANIFEST} is not valid JSON") from None
     if not isinstance(manifest, dict):
         raise _damaged(folder, f"{MANIFEST} is not a JSON object")
-    if manifest.get("format") != FORMAT_VERSION:
-        return None
+    if manifest.get("format") != FORMAT_VERSION:  # the key holds the format: an edited manifest
+        raise _damaged(
+            folder, f"its {MANIFEST} says format {manifest.get('format')!r}, not {FORMAT_VERSION}"
+        )
     return manifest
 
 

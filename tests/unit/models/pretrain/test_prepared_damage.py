@@ -59,6 +59,7 @@ def test_a_missing_blocks_file_is_one_line(prepared, corpus, tokenizer) -> None:
         (lambda path: path.write_bytes(b"\xff\xfe\x00"), "not valid JSON"),
         (lambda path: path.write_text("[1, 2]"), "not a JSON object"),
         (lambda path: path.write_text('{"format": 1}'), "lacks a valid 'n_blocks'"),
+        (lambda path: path.write_text('{"format": 7}'), "says format 7, not 1"),
     ],
 )
 def test_an_unreadable_manifest_is_one_line_and_nothing_is_tokenised_again(
