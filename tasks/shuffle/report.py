@@ -31,6 +31,7 @@ PAPER_BERT = {
     "shuffle_sr": -63.9,
 }
 MODE_ORDER = ("both", "contextual", "positional")
+FIGURE_VERSION = 1  # bump when figures.delta_bars draws differently, so charts are redrawn
 
 
 def write_table3(results: Sequence[Any], folder: Path) -> list[Path]:
@@ -47,15 +48,50 @@ def write_table3(results: Sequence[Any], folder: Path) -> list[Path]:
     table = folder / "table3.md"
     atomic_write_text(table, _markdown(cells, modes, probes, results[0].model.spec))
     series = {mode: [_delta_point(cells.get((mode, probe))) for probe in probes] for mode in modes}
-    chart = delta_bars(
-        [TITLES[p] for p in probes],
+    drawn = {
+        "titles": [TITLES[p] for p in probes],
+        "series": series,
+        "paper": {"Chen et al. BERT-base": [PAPER_BERT[p] for p in probes]},
+        "title": f"Word-swap probes on SNLI: {results[0].model.spec}",
+        "flagged": sorted(
+            [mode, TITLES[probe]] for (mode, probe), cell in cells.items() if cell.flags
+        ),
+    }
+    chart = folder / "table3.png"
+    if _unchanged(chart, drawn):  # a finished rerun redraws nothing (issue 40, part 4)
+        return [table, chart]
+    delta_bars(
+        drawn["titles"],
         series,
-        {"Chen et al. BERT-base": [PAPER_BERT[p] for p in probes]},
-        folder / "table3.png",
-        f"Word-swap probes on SNLI: {results[0].model.spec}",
-        flagged={(mode, TITLES[probe]) for (mode, probe), cell in cells.items() if cell.flags},
+        drawn["paper"],
+        chart,
+        drawn["title"],
+        flagged={(mode, title) for mode, title in drawn["flagged"]},
     )
+    _remember(chart, drawn)
     return [table, chart]
+
+
+def _inputs_file(chart: Path) -> Path:
+    return chart.with_name(f".{chart.name}.inputs")
+
+
+def _unchanged(chart: Path, drawn: dict[str, Any]) -> bool:
+    """Whether ``chart`` was drawn from exactly these inputs by this code."""
+    from posharness.storage.hashing import hash_obj
+
+    try:
+        kept = _inputs_file(chart).read_text().strip()
+    except OSError:
+        return False
+    return chart.is_file() and kept == hash_obj({**drawn, "code": FIGURE_VERSION})
+
+
+def _remember(chart: Path, drawn: dict[str, Any]) -> None:
+    from posharness.storage.hashing import hash_obj
+    from posharness.storage.io import atomic_write_text
+
+    atomic_write_text(_inputs_file(chart), hash_obj({**drawn, "code": FIGURE_VERSION}) + "\n")
 
 
 def _delta_point(cell: Any) -> tuple[float, float | None, float | None] | None:
