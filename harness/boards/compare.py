@@ -14,13 +14,9 @@ neighbouring statistic. The tests of one comparison are Holm-adjusted together.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from posharness.boards.cell_outputs import (
     REPLICATES_KEY,
@@ -31,27 +27,13 @@ from posharness.boards.cell_outputs import (
     row_outputs,
     row_outputs_from_files,
 )
-from posharness.boards.leaderboard import Leaderboard, Row, Score, load
+from posharness.boards.leaderboard import Leaderboard, Row, load
+from posharness.boards.metric_test import EXACT_PREFIX, paired_test
 from posharness.contracts.cell_key import PairKey
-from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MetricType, metric_type
-from posharness.stats.paired_resampling import paired_replicates
 from posharness.stats.paired_tests import (
-    RESAMPLES,
     PairedTest,
     adjust,
-    bootstrap_of_aggregate,
-    mcnemar,
-    permutation_test,
-)
-from posharness.stats.precision import (
-    EQUAL,
-    NO_VARIABILITY,
-    PRECISION,
-    constant,
-    exact_verdict,
-    scale_of,
-    within_precision,
 )
 from posharness.storage.hashing import hash_obj
 
@@ -75,10 +57,6 @@ __all__ = [  # the outputs' names stay importable from here (cell_outputs holds 
     "row_outputs",
     "row_outputs_from_files",
 ]
-
-# How far per-example outputs may be from the board's value and still be the same
-# statistic: float summation order, and values the board rounded through JSON.
-REPRODUCE_TOLERANCE = 1e-6
 
 
 @dataclass
@@ -217,7 +195,7 @@ def compare_metrics(
             b.scores[key],
             row_seed(a, b, key),
         )
-        exact = note.split(";", 1)[0] if test is None and note.startswith(_EXACT) else None
+        exact = note.split(";", 1)[0] if test is None and note.startswith(EXACT_PREFIX) else None
         flags = tuple(
             f"{side}: {flag}"
             for side, row in (("A", a), ("B", b))
@@ -250,208 +228,3 @@ def row_seed(a: Row, b: Row, key: str) -> int:
     every time it is compared."""
     identity = [a.model, a.mode, a.key.limit, b.model, b.mode, key]
     return int(hash_obj({"paired-test": [str(part) for part in identity]})[:8], 16)
-
-
-# -- the test of one metric --------------------------------------------------------------
-
-
-def paired_test(
-    a: CellOutputs | None,
-    b: CellOutputs | None,
-    metric: str,
-    kind: MetricType,
-    score_a: Score,
-    score_b: Score,
-    seed: int = 0,
-) -> tuple[PairedTest | None, str]:
-    """The paired test of ``metric``'s Δ as the board prints it, or why there is none;
-    ``seed`` draws its resamples (``row_seed``: one per row and metric)."""
-    if kind.aggregate == "cell":
-        return None, "one value per cell, nothing per example to resample: no paired test"
-    seeds = max(score_a.n_seeds, score_b.n_seeds)
-    if seeds > 1:
-        return None, (
-            f"the board's value is a mean over {seeds} seeds and per-example outputs are "
-            "one seed's: no paired test of that mean"
-        )
-    if a is None or b is None:
-        return None, "no per-example outputs on both sides: no paired test possible"
-    if kind.aggregate == "mean":
-        return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean, seed)
-    return _test_aggregate(a, b, metric, score_a.mean, score_b.mean, seed)
-
-
-_EXACT = "exact: "
-
-
-def _no_test_needed(
-    x: np.ndarray, y: np.ndarray, delta: float, scale: float | None = None
-) -> str | None:
-    """Why Δ needs no test (``stats.precision``): it is below numerical precision, or
-    neither side varies from example (or replicate) to example; None when it does."""
-    scale = scale_of(x, y) if scale is None else max(scale, scale_of(x, y))
-    if constant(x, scale) and constant(y, scale):
-        return (
-            f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every example gives the same "
-            "value on each side, so Δ is exact: no p, interval or d_z"
-        )
-    if within_precision(delta, scale):
-        return (
-            f"{_EXACT}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale {scale:.3g}: "
-            "a rounding difference, never tested"
-        )
-    return None
-
-
-def _reproduces(value: float, reported: float) -> bool:
-    return math.isclose(value, reported, rel_tol=REPRODUCE_TOLERANCE, abs_tol=REPRODUCE_TOLERANCE)
-
-
-def _different_examples(a: Collection[str], b: Collection[str]) -> str:
-    """Why two cells' outputs give no paired test: they are of other examples."""
-    shared = len(set(a) & set(b))
-    return (
-        f"the cells scored different examples (A {len(a)}, B {len(b)}, {shared} shared): "
-        "the printed Δ is not a paired difference"
-    )
-
-
-def _test_mean(
-    a: dict[str, Example],
-    b: dict[str, Example],
-    metric: str,
-    kind: MetricType,
-    reported_a: float,
-    reported_b: float,
-    seed: int = 0,
-) -> tuple[PairedTest | None, str]:
-    ids_a = {k for k, example in a.items() if example.has(metric)}
-    ids_b = {k for k, example in b.items() if example.has(metric)}
-    if not ids_a and not ids_b:
-        if not kind.declared:
-            return None, (
-                f"'{metric}' declares no aggregation and its examples carry no values: "
-                "no paired test (never a guessed one)"
-            )
-        return None, f"the examples carry no per-example '{metric}': no paired test possible"
-    if ids_a != ids_b:
-        return None, _different_examples(ids_a, ids_b)
-    shared = sorted(ids_a)
-    if len(shared) < 2:
-        return None, "one shared example: too few for a paired test"
-    x = np.array([float(a[k].value(metric)) for k in shared])
-    y = np.array([float(b[k].value(metric)) for k in shared])
-    if not (_reproduces(float(x.mean()), reported_a) and _reproduces(float(y.mean()), reported_b)):
-        return None, (
-            f"the mean of the per-example '{metric}' ({x.mean():.6g}, {y.mean():.6g}) is not "
-            f"the board's value ({reported_a:.6g}, {reported_b:.6g}): they are of another "
-            "run, so no paired test of the printed Δ"
-        )
-    if kind.outcome != "binary":
-        untestable = _no_test_needed(x, y, reported_b - reported_a)
-        if untestable is not None:
-            return None, untestable
-    test = mcnemar(x, y, seed) if kind.outcome == "binary" else permutation_test(x, y, seed)
-    # The printed Δ is the boards' difference; the examples reproduce it up to summation
-    # order (checked above), so the interval moves by that rounding, never more.
-    shift = (reported_b - reported_a) - test.delta
-    test.delta += shift
-    if test.ci_low is not None and test.ci_high is not None:
-        test.ci_low, test.ci_high = test.ci_low + shift, test.ci_high + shift
-    return test, f"paired over {len(shared)} examples ({kind.label})"
-
-
-def _test_aggregate(
-    a: CellOutputs, b: CellOutputs, metric: str, reported_a: float, reported_b: float, seed: int
-) -> tuple[PairedTest | None, str]:
-    delta = reported_b - reported_a
-    drawn = paired_replicates(a.replicates, b.replicates, metric)
-    if not isinstance(drawn, str):
-        left, right = drawn
-        untestable = _no_test_needed(left, right, delta, scale_of(reported_a, reported_b))
-        if untestable is not None:
-            return None, untestable
-        n = int((a.replicates or {}).get("n", 0)) or len(a.examples)
-        on = f"{len(left)} common resamples of the examples"
-        test = bootstrap_of_aggregate(delta, right - left, n, on)
-        return test, f"paired bootstrap of the aggregate over {on}"
-    from_predictions = _bootstrap_predictions(
-        a.examples, b.examples, metric, reported_a, reported_b, seed
-    )
-    if from_predictions is not None:
-        return from_predictions
-    if not a.replicates and not b.replicates:
-        drawn = "the cells kept neither replicates of it nor predictions to recompute it"
-    return None, f"'{metric}' is computed from all examples at once; {drawn}: no paired test"
-
-
-def _bootstrap_predictions(
-    a: dict[str, dict[str, Any]],
-    b: dict[str, dict[str, Any]],
-    metric: str,
-    reported_a: float,
-    reported_b: float,
-    seed: int = 0,
-) -> tuple[PairedTest | None, str] | None:
-    """F1, Matthews, Pearson, Spearman recomputed from gold and predictions on each joint
-    resample; None when the rows carry no predictions for ``metric``."""
-    from posharness.stats.classification import METRIC_NAMES, replicate_scores
-
-    def rows_for(side: dict[str, Example]) -> dict[str, Example]:
-        scored = {}
-        for key, example in side.items():
-            if not (example.has("label") and example.has("prediction")):
-                continue
-            prefix = example.prefix or ""
-            if metric.startswith(prefix) and metric[len(prefix) :] in METRIC_NAMES:
-                scored[key] = example
-        return scored
-
-    left, right = rows_for(a), rows_for(b)
-    if not left or not right:
-        return None
-    if left.keys() != right.keys():
-        return None, _different_examples(left.keys(), right.keys())
-    shared = sorted(left)
-    if any(left[k].label != right[k].label for k in shared):
-        return None, "the two sides hold different gold labels for the same examples"
-    if len(shared) < 2:
-        return None, "one shared example: too few for a paired test"
-    base = metric[len(left[shared[0]].prefix or "") :]
-    gold = np.array([left[k].label for k in shared])
-    runs = [np.array([side[k].prediction for k in shared]) for side in (left, right)]
-    replicate = replicate_scores(base, gold, runs)
-    full = replicate(np.arange(len(shared))[None, :])[0]
-    if not (_reproduces(float(full[0]), reported_a) and _reproduces(float(full[1]), reported_b)):
-        return None, (
-            f"'{metric}' recomputed from the kept predictions ({full[0]:.6g}, {full[1]:.6g}) "
-            f"is not the board's ({reported_a:.6g}, {reported_b:.6g}): the predictions are "
-            "one run's of several, so no paired test of the printed Δ"
-        )
-
-    if within_precision(reported_b - reported_a, scale_of(reported_a, reported_b)):
-        return None, (
-            f"{_EXACT}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale: a rounding "
-            "difference, never tested"
-        )
-
-    def redraw(count: int) -> np.ndarray:
-        rng = np.random.default_rng([seed, count])
-        return np.concatenate(
-            [
-                np.diff(replicate(rng.integers(0, len(shared), size=(size, len(shared)))), axis=1)[
-                    :, 0
-                ]
-                for size in _blocks(count, 200)
-            ]
-        )
-
-    deltas = redraw(RESAMPLES)
-    on = f"{len(shared)} examples' gold labels and predictions"
-    test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on, redraw)
-    return test, f"paired bootstrap of {metric} recomputed from {on}"
-
-
-def _blocks(total: int, size: int) -> list[int]:
-    """``total`` draws in blocks of at most ``size`` (bounded memory)."""
-    return [min(size, total - start) for start in range(0, total, size)]

@@ -9,7 +9,6 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-import click
 from rich.cells import cell_len
 from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -171,81 +170,6 @@ def print_table(table: Table) -> None:
     if out.width < floor:
         table.width = floor
     out.print(table, crop=False)
-
-
-def print_comparison(
-    path_a: Path, path_b: Path, all_metrics: bool, keep, form: str = "table"
-) -> None:
-    """``compare``'s output: rich tables (with the notes of untested rows below each), or
-    Markdown, CSV or JSON on stdout for papers and scripts."""
-    from posharness.boards import compare_output
-    from posharness.boards.compare import compare_files
-    from posharness.boards.leaderboard import load
-
-    headline = {c.key for c in load(path_a).columns if c.headline or all_metrics}
-    comparisons = compare_files(path_a, path_b, keep)
-    if form != "table":
-        render = {
-            "json": compare_output.as_json,
-            "csv": compare_output.as_csv,
-            "md": compare_output.as_markdown,
-        }[form]
-        click.echo(render(comparisons, headline), nl=False)
-        return
-    if not comparisons:
-        console().print(
-            "no rows to compare: the boards share no (model, mode, limit) after the filters, "
-            "and do not hold one model each; narrow both to one model with --model"
-        )
-        return
-    console().print(
-        "Δ = B − A, tested on the statistic shown (the test its metric declares); 95 % "
-        "paired-bootstrap interval; p (Holm) adjusted across every test printed; d_z = mean "
-        "paired difference / its sd"
-    )
-    for comparison in comparisons:
-        _print_row_comparison(comparison, headline)
-
-
-def _print_row_comparison(comparison, headline: set[str]) -> None:
-    from posharness.boards.compare_output import HEADERS, LEFT, table_cells
-
-    a, b = comparison.a, comparison.b
-    limit = f", limit {a.key.limit}" if a.key.limit is not None else ""
-    table = Table(title=f"A = {a.model} ({a.mode}{limit})   B = {b.model} ({b.mode}{limit})")
-    shown = [m for m in comparison.metrics if m.key in headline]
-    notes: dict[str, str] = {}
-    rows = []
-    for m in shown:
-        cells = list(table_cells(m))
-        if m.test is None:  # the reason goes below the table, numbered, not in a column
-            mark = notes.setdefault(m.note, f"({len(notes) + 1})")
-            cells[-1] = f"no test {mark}"
-        rows.append(cells)
-    for index, header in enumerate(HEADERS):
-        justify: JustifyMethod = "left" if index in LEFT else "right"
-        add_whole_column(table, header, [row[index] for row in rows], justify=justify)
-    for row in rows:
-        table.add_row(*(Text(cell) for cell in row))
-    print_table(table)
-    for note, mark in notes.items():
-        console().print(f"  {mark} {note}", highlight=False)
-    unbundled = [p for p in comparison.missing if p not in comparison.not_bundled]
-    if unbundled:
-        console().print(
-            f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
-            f"{len(unbundled)} result file(s) missing, e.g. {unbundled[0]}, and no "
-            "examples bundle beside the board: rerun those cells, or rebuild the board "
-            "from its results with `posharness leaderboard build RESULTS_DIR -o BOARD "
-            "--keep-examples` so the outputs travel with it"
-        )
-    if comparison.not_bundled:
-        console().print(
-            f"[yellow]no paired test for {len(comparison.not_bundled)} result file(s) "
-            f"neither at hand nor in the board's examples bundle[/], e.g. "
-            f"{comparison.not_bundled[0]}: their cells kept no per-example outputs, or "
-            "joined the board after its bundle was written"
-        )
 
 
 def _fmt(value: float | None, signed: bool = False) -> str:

@@ -181,7 +181,9 @@ def test_compare_table_keeps_keys_numbers_and_test_names_whole(tmp_path, console
         leaderboard.save(board, path)
     buffer = console_of_width(40)
 
-    console_module.print_comparison(tmp_path / "ra.json", tmp_path / "rb.json", True, RowFilter())
+    from posharness.cli.compare_print import print_comparison
+
+    print_comparison(tmp_path / "ra.json", tmp_path / "rb.json", True, RowFilter())
 
     row = next(line for line in buffer.getvalue().splitlines() if "probe/acc" in line)
     cells = [cell.strip() for cell in row.strip("│").split("│")]
