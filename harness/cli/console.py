@@ -170,9 +170,3 @@ def print_table(table: Table) -> None:
     if out.width < floor:
         table.width = floor
     out.print(table, crop=False)
-
-
-def _fmt(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    return f"{value:+.4f}" if signed else f"{value:.4f}"
