@@ -26,16 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posharness.contracts.cell_key import ROW_SETTINGS, RowKey, key_of_result, named_corpus
+from posharness.contracts.cell_key import ROW_SETTINGS, RowKey, key_of_result
 from posharness.contracts.results import CellResult
 
-__all__ = [
-    "ROW_SETTINGS",
-    "both_rows_with_corpus",
-    "non_default_options",
-    "of_result",
-    "settings_of",
-]
+__all__ = ["ROW_SETTINGS", "non_default_options", "of_result", "settings_of"]
 
 
 def row_key(fingerprint: str, mode: str, settings: Mapping[str, Any]) -> RowKey:
@@ -74,34 +68,3 @@ def settings_of(results: list[CellResult]) -> dict[str, Any]:
     if options:
         settings["options"] = options
     return settings
-
-
-def both_rows_with_corpus(rows: list[Any]) -> None:
-    """Give a ``both`` row written before it carried its reference corpus the corpus of
-    its one positional sibling (issue 40, part 6), in place.
-
-    Since then a ``both`` row's key holds the corpus its positional-term metrics were
-    computed under (``contracts.cell_key.split_and_reference``), so a fresh ``--data-dir``
-    run's ``both`` row would no longer pair with, or merge into, a board built before
-    (``leaderboards/minilm.json``: its contextual and positional rows name WikiText-2,
-    its ``both`` row nothing). That corpus is the positional row's: the same model
-    (fingerprint), cuts, attention path and device, built into the same board. Only an
-    unambiguous sibling is used: with none, or several naming different corpora, the
-    row keeps no corpus. The embedded corpus adds nothing, as for fresh rows.
-    """
-    same = ("limit", "train_limit", "attention", "device")
-    for row in rows:
-        if row.mode != "both" or row.settings.get("reference") is not None:
-            continue
-        corpora = {
-            other.settings.get("reference")
-            for other in rows
-            if other.mode == "positional"
-            and other.fingerprint == row.fingerprint
-            and all(other.settings.get(k) == row.settings.get(k) for k in same)
-        }
-        if len(corpora) != 1 or None in corpora:
-            continue
-        corpus = named_corpus(corpora)
-        if corpus is not None:
-            row.settings = {**row.settings, "reference": corpus}

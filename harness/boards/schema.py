@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel
 
 from posharness.contracts.cell_key import RowKey
 
@@ -81,15 +81,6 @@ class Leaderboard(BaseModel):
     columns: list[Column]
     rows: list[Row]
     results_note: str | None = None  # NOT_SHIPPED_NOTE when rows name unshipped results
-
-    @model_validator(mode="after")
-    def _both_rows_name_their_corpus(self) -> Leaderboard:
-        """A ``both`` row from before it carried its corpus takes its positional row's
-        (``row_settings.both_rows_with_corpus``), so it pairs with fresh rows."""
-        from posharness.boards.row_settings import both_rows_with_corpus
-
-        both_rows_with_corpus(self.rows)
-        return self
 
 
 def results_note_of(rows: list[Row]) -> str | None:
