@@ -18,6 +18,7 @@ import pytest
 
 from posharness.base.errors import DataError
 from posharness.models.pretrain import prepared as prepared_module
+from posharness.models.pretrain import prepared_check
 from posharness.models.pretrain.prepared import (
     BLOCKS,
     MANIFEST,
@@ -118,7 +119,7 @@ def test_ids_beyond_the_vocabulary_in_an_old_manifest_are_caught_by_the_sample(
 
 def test_scrambled_rows_outside_the_samples_need_the_full_hash(tmp_path, monkeypatch) -> None:
     """Two valid rows swapped where no sample reads: the open passes, verify refuses."""
-    monkeypatch.setattr(prepared_module, "SAMPLE_BYTES", 64)
+    monkeypatch.setattr(prepared_check, "SAMPLE_BYTES", 64)  # where the sampling lives
     folder = tmp_path / "blocks16-x"
     folder.mkdir()
     rows = np.arange(64 * 16, dtype=np.int32).reshape(64, 16) % 50
