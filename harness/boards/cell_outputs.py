@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.boards.leaderboard import Row
+from posharness.boards.run_values import RunValues, run_values_of
 from posharness.contracts.examples import Example, read_example
 from posharness.contracts.results import CellResult, read_result
 from posharness.storage.io import json_object_lines
@@ -19,10 +20,12 @@ REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's ent
 
 @dataclass
 class CellOutputs:
-    """What a cell kept for paired tests: per-example rows and common-resample replicates."""
+    """What a cell kept for paired tests: per-example rows, common-resample replicates
+    and, where its value combines several runs, each run's values (the unit of its test)."""
 
     examples: dict[str, Example]  # example id → its output
     replicates: dict[str, Any] | None = None  # paired_resampling.replicates(...)
+    runs: RunValues | None = None  # run_values.run_values_of(...)
 
 
 Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
@@ -37,14 +40,15 @@ def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
         if examples_path.exists():
             lines = json_object_lines(examples_path, "one per-example output, as the run wrote it")
             examples = _by_id(read_example(e, f"{examples_path}:{n}") for n, e in lines)
-    if not examples and not replicates:
+    runs = run_values_of(result.details)
+    if not examples and not replicates and runs is None:
         return None
-    return CellOutputs(examples, replicates)
+    return CellOutputs(examples, replicates, runs)
 
 
 def outputs_of_bundle_entry(entry: dict[str, Any]) -> CellOutputs:
     rows = _by_id(read_example(e, "examples bundle") for e in entry.get("examples", []))
-    return CellOutputs(rows, entry.get(REPLICATES_KEY))
+    return CellOutputs(rows, entry.get(REPLICATES_KEY), run_values_of(entry))
 
 
 def _by_id(examples: Iterable[Example]) -> dict[str, Example]:

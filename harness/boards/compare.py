@@ -186,27 +186,58 @@ def compare_metrics(
     for key in keys:
         task, metric = key.split("/", 1)
         kind = metric_type(task, metric)
-        test, note = paired_test(
-            outputs_a.get(task),
-            outputs_b.get(task),
-            metric,
-            kind,
-            a.scores[key],
-            b.scores[key],
-            row_seed(a, b, key),
+        differs = protocol_difference(a, b, task)
+        test, note = (
+            (None, differs)
+            if differs
+            else paired_test(
+                outputs_a.get(task),
+                outputs_b.get(task),
+                metric,
+                kind,
+                a.scores[key],
+                b.scores[key],
+                row_seed(a, b, key),
+            )
         )
         exact = note.split(";", 1)[0] if test is None and note.startswith(EXACT_PREFIX) else None
         flags = tuple(
             f"{side}: {flag}"
             for side, row in (("A", a), ("B", b))
             for flag in row.flags.get(task, ())
-        )
+        ) + tuple(flag for flag in [options_flag(a, b, task)] if flag)
         metrics.append(
             MetricComparison(
                 key, a.scores[key].mean, b.scores[key].mean, test, note, kind, exact, flags
             )
         )
     return metrics
+
+
+def protocol_difference(a: Row, b: Row, task: str) -> str | None:
+    """Why ``task``'s cells of two rows give no test: another task version (a changed
+    stopping rule, metric definition or data reading), whose Δ mixes the PE's effect with
+    the protocol's. A board written before task versions were recorded has none to tell."""
+    versions = [row.task_versions.get(task) for row in (a, b)]
+    if None not in versions and versions[0] != versions[1]:
+        return (
+            f"protocols differ: {task} version A {versions[0]}, B {versions[1]}: no test "
+            "(rerun the older side, or compare boards of one version)"
+        )
+    return None
+
+
+def options_flag(a: Row, b: Row, task: str) -> str | None:
+    """A flag for cells run with other task options (a fine-tuning protocol, SentEval's
+    search, a batch size): some change numbers and some do not, so the test is kept and
+    marked, never shown as a finding on its own."""
+    if not all(row.settings_known for row in (a, b)):
+        return None
+    options = [row.settings.get("options", {}).get(task, {}) for row in (a, b)]
+    if options[0] == options[1]:
+        return None
+    shown = [", ".join(f"{k}={v}" for k, v in sorted(o.items())) or "defaults" for o in options]
+    return f"A/B: other {task} options (A {shown[0]}; B {shown[1]})"
 
 
 def adjust_comparisons(metrics: list[MetricComparison]) -> int:

@@ -5,7 +5,8 @@ are not at hand.
 ``<board>.examples.json.gz`` maps each result file the board points to (relative to the
 board, as in its rows) to that cell's task, seed and per-example rows, and, where the cell
 kept them, its common-resample replicates (``paired_replicates``: what a paired bootstrap
-of an aggregate such as an averaged map's symmetry needs). Gzip without a
+of an aggregate such as an averaged map's symmetry needs) and the runs a protocol's value
+combines (``run_values``: what a test over seeds needs). Gzip without a
 timestamp, keys sorted: the same results give the same bytes.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from posharness.base.errors import DataError
 from posharness.boards.leaderboard import relative_to_board
+from posharness.boards.run_values import RUN_VALUES_KEY, run_values_of
 from posharness.contracts.examples import read_example
 from posharness.contracts.results import CellResult
 from posharness.storage.io import atomic_target, json_object_lines
@@ -36,10 +38,11 @@ def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | 
     entries: dict[str, Any] = {}
     for path, result in results:
         replicates = result.details.get(REPLICATES_KEY)
+        runs = run_values_of(result.details)
         has_rows = (
             result.examples_file is not None and (path.parent / result.examples_file).exists()
         )
-        if not has_rows and not replicates:
+        if not has_rows and not replicates and runs is None:
             continue
         examples_path = path.parent / (result.examples_file or "")
         rows = json_object_lines(examples_path, "one per-example output") if has_rows else []
@@ -52,6 +55,8 @@ def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | 
         }
         if replicates:  # the common-resample replicates behind aggregates' paired tests
             entry[REPLICATES_KEY] = replicates
+        if runs is not None:  # the runs a protocol's value combines: its test's unit
+            entry[RUN_VALUES_KEY] = runs.record()
         entries[Path(key).as_posix()] = entry
     if not entries:
         return None

@@ -128,6 +128,7 @@ def build(results: list[tuple[Path, CellResult]], name: str, location: Path) -> 
                 settings=settings_of([result for _, result in members]),
                 settings_known=True,
                 flags=_flags([result for _, result in members]),
+                task_versions={r.task.name: r.task.version for _, r in members},
             )
         )
     ordered = sorted(columns.values(), key=lambda c: (c.task, rank[c.key], c.metric))
@@ -150,11 +151,17 @@ def _flags(results: list[CellResult]) -> dict[str, list[str]]:
 
 
 def _score(values: list[tuple[int, Any]]) -> Score:
-    numbers = [v.value for _, v in sorted(values, key=lambda x: x[0])]
+    ordered = sorted(values, key=lambda x: x[0])
+    numbers = [v.value for _, v in ordered]
     if len(numbers) == 1:
         only = values[0][1]
         return Score(mean=numbers[0], n_seeds=1, ci_low=only.ci_low, ci_high=only.ci_high)
-    return Score(mean=statistics.fmean(numbers), sd=statistics.stdev(numbers), n_seeds=len(numbers))
+    return Score(
+        mean=statistics.fmean(numbers),
+        sd=statistics.stdev(numbers),
+        n_seeds=len(numbers),
+        per_seed={str(seed): v.value for seed, v in ordered},
+    )
 
 
 def relative_to_board(path: Path, base: Path) -> str:

@@ -104,12 +104,14 @@ def merge_with_summary(
         } | row.settings.get("options", {})
         settings = {k: v for k, v in row.settings.items() if k != "options"}
         flags = {t: f for t, f in old.flags.items() if t not in tasks} | row.flags
+        versions = {t: v for t, v in old.task_versions.items() if t not in tasks}
         rows[row.key] = row.model_copy(
             update={
                 "scores": kept | row.scores,
                 "results": sorted(set(paths) | set(row.results)),
                 "settings": settings | ({"options": options} if options else {}),
                 "flags": flags,
+                "task_versions": versions | row.task_versions,
             }
         )
     fresh_tasks = {c.task for c in fresh.columns}

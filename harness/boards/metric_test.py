@@ -54,15 +54,15 @@ def paired_test(
     seed: int = 0,
 ) -> tuple[PairedTest | None, str]:
     """The paired test of ``metric``'s Δ as the board prints it, or why there is none;
-    ``seed`` draws its resamples (``row_seed``: one per row and metric)."""
+    ``seed`` draws its resamples (``row_seed``: one per row and metric).
+
+    A value that combines seeds or a protocol's runs is tested over them
+    (``stats.seed_tests``), never over one run's examples as if that run were the cell."""
+    over_runs = _test_over_runs(a, b, metric, score_a, score_b)
+    if over_runs is not None:
+        return over_runs
     if kind.aggregate == "cell":
         return None, "one value per cell, nothing per example to resample: no paired test"
-    seeds = max(score_a.n_seeds, score_b.n_seeds)
-    if seeds > 1:
-        return None, (
-            f"the board's value is a mean over {seeds} seeds and per-example outputs are "
-            "one seed's: no paired test of that mean"
-        )
     if a is None or b is None:
         return None, "no per-example outputs on both sides: no paired test possible"
     if kind.aggregate == "mean":
@@ -71,6 +71,43 @@ def paired_test(
 
 
 EXACT_PREFIX = "exact: "  # a note that says why no test is needed
+
+
+def _test_over_runs(
+    a: CellOutputs | None, b: CellOutputs | None, metric: str, score_a: Score, score_b: Score
+) -> tuple[PairedTest | None, str] | None:
+    """The test over seeds (a board's mean over ``--seeds``) or over a protocol's runs
+    (a fine-tuned cell's rates and seeds); None when each side is one run of one seed."""
+    from posharness.stats.seed_tests import run_level_test
+
+    delta = score_b.mean - score_a.mean
+    if max(score_a.n_seeds, score_b.n_seeds) > 1:
+        per_seed = [s.per_seed or {} for s in (score_a, score_b)]
+        older = [s.n_seeds for s in (score_a, score_b) if s.n_seeds > 1 and not s.per_seed]
+        if older:
+            return None, (
+                f"the board's value is a mean over {older[0]} seeds and the board records no "
+                "per-seed values (written before they were): rebuild it from its results "
+                "for a test over the seeds"
+            )
+        if score_a.n_seeds == 1 or score_b.n_seeds == 1:
+            per_seed = [s.per_seed or {"one seed": s.mean} for s in (score_a, score_b)]
+        return run_level_test(per_seed[0], per_seed[1], delta, "seeds")
+    runs = [side.runs if side is not None else None for side in (a, b)]
+    if runs[0] is None and runs[1] is None:
+        return None
+    values = [
+        r.of(metric) if r is not None else {"one run": v}
+        for r, v in zip(runs, (score_a.mean, score_b.mean), strict=True)
+    ]
+    if not all(values):
+        return None, (
+            f"the value combines several runs, and their per-run '{metric}' is not "
+            "recorded: no test over the runs (and never one over a single run's examples)"
+        )
+    combine = {r.combine for r in runs if r is not None}
+    how = combine.pop() if len(combine) == 1 else "mean or median"
+    return run_level_test(values[0], values[1], delta, "runs of the protocol", how)
 
 
 def _no_test_needed(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from posharness.contracts.cell_key import RowKey
 
@@ -21,6 +21,9 @@ class Score(BaseModel):
     n_seeds: int
     ci_low: float | None = None  # the task's own interval, with one seed
     ci_high: float | None = None
+    # seed -> that seed's value, with several seeds: the unit a test over seeds pairs by
+    # (stats.seed_tests); absent from boards written before it and from one-seed scores
+    per_seed: dict[str, float] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Column(BaseModel):
@@ -56,6 +59,9 @@ class Row(BaseModel):
     # no merge can be refused for differing from them.
     settings_known: bool = False
     flags: dict[str, list[str]] = {}  # task → degenerate outcomes its cells were flagged with
+    # task → the task version its cells ran (with the options in ``settings``, the
+    # protocol: compare tests no pair run under different ones); absent on older boards
+    task_versions: dict[str, str] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
     @property
     def key(self) -> RowKey:

@@ -13,6 +13,7 @@ from posharness.report.model import (
     Provenance,
     Study,
 )
+from posharness.stats.paired_tests import format_p
 
 
 def render_markdown(study: Study) -> dict[str, str]:
@@ -186,7 +187,7 @@ def _comparison(comparison: ComparisonView) -> str:
                     if test and test.ci_low is not None
                     else "–",
                     test.name if test else "no test",
-                    model.p_text(test.p_value if test else None),
+                    format_p(test.p_value, test.resamples) if test else "–",
                     model.p_text(test.p_adjusted if test else None),
                     model.effect_text(test.effect_size if test else None),
                     str(test.n) if test else "–",

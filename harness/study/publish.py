@@ -103,7 +103,7 @@ def _report(
                 rows=tuple(_cells(row) for row in table.rows),
                 published=tuple(row.published for row in table.rows),
                 notes=tuple(table.notes),
-                tests=tuple(_test_cells(line) for line in table.tests),
+                tests=tuple(line.cells() for line in table.tests),
                 files=(
                     ("LaTeX", table_file(folder, table, ".tex")),
                     ("Markdown", table_file(folder, table, ".md")),
@@ -120,21 +120,6 @@ def _report(
 def _cells(row: Any) -> tuple[str, ...]:
     label = f"{row.label} (published)" if row.published else row.label
     return (label, row.mode, *(cell.shown for cell in row.cells))
-
-
-def _test_cells(line: Any) -> tuple[str, ...]:
-    test = line.comparison.test
-    if test is None:
-        return (line.row, line.column, line.baseline, "–", "–", line.comparison.note)
-    p = test.p_adjusted if test.p_adjusted is not None else test.p_value
-    return (
-        line.row,
-        line.column,
-        line.baseline,
-        f"{-test.delta:+.4f}",
-        f"{p:.3g}",
-        f"{test.name}, n={test.n}",
-    )
 
 
 def write_manifest(folder: StudyFolder) -> Path:

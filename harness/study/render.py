@@ -44,15 +44,7 @@ def to_markdown(table: ComputedTable) -> str:
         lines += ["", "Paired tests (Δ = PE − baseline, in the board's unit):", ""]
         lines.append("| row | column | baseline | Δ | p (Holm) | test |")
         lines.append("|:--|:--|:--|--:|--:|:--|")
-        for line in table.tests:
-            test = line.comparison.test
-            pair = [line.row, line.column, line.baseline]
-            if test is None:
-                lines.append(_md_row([*pair, "–", "–", line.comparison.note]))
-                continue
-            p_value = test.p_adjusted if test.p_adjusted is not None else test.p_value
-            shown = [f"{-test.delta:+.4f}", f"{p_value:.3g}", f"{test.name}, n={test.n}"]
-            lines.append(_md_row([*pair, *shown]))
+        lines += [_md_row(list(line.cells())) for line in table.tests]
     return "\n".join(lines) + "\n"
 
 

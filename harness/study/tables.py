@@ -67,6 +67,8 @@ class TableRow:
 
 @dataclass
 class TestLine:
+    __test__ = False  # a table line, not a pytest class
+
     model: str
     mode: str
     column: str
@@ -76,6 +78,24 @@ class TestLine:
     @property
     def row(self) -> str:
         return f"{self.model} ({self.mode})"
+
+    def cells(self) -> tuple[str, ...]:
+        """The line as a table of tests prints it: row, column, baseline, Δ (PE −
+        baseline), Holm p (a raw p at its Monte Carlo floor as "< 1/(R+1)") and the
+        test, or the reason there is none; a flagged cell's flags follow the test, so a
+        flagged test never reads as a finding on its own."""
+        from posharness.stats.paired_tests import format_p
+
+        pair = (self.row, self.column, self.baseline)
+        test, flags = self.comparison.test, self.comparison.flags
+        flagged = f"; {FLAG_MARK} flagged: {'; '.join(flags)}" if flags else ""
+        if test is None:
+            return (*pair, "–", "–", self.comparison.note + flagged)
+        if test.p_adjusted is not None:
+            p = f"{test.p_adjusted:.3g}"
+        else:
+            p = format_p(test.p_value, test.resamples)
+        return (*pair, f"{-test.delta:+.4f}", p, f"{test.name}, n={test.n}{flagged}")
 
 
 @dataclass

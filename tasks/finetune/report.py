@@ -124,6 +124,12 @@ def run_details(
             "representative_run": runs[summary.representative].label,
         },
         "per_rate": summary.per_rate,
+        # the runs the score combines, each with its scores: compare tests over them
+        # (posharness.boards.run_values), never over the representative run's examples
+        "run_values": {
+            "combine": summary.combine,
+            "runs": [{"label": runs[i].label, "values": dict(scores[i])} for i in summary.used],
+        },
         "runs": [
             {
                 "learning_rate": run.learning_rate,

@@ -53,3 +53,18 @@ def test_a_significant_test_never_marks_a_cell_without_a_value(tmp_path: Path) -
     mode = column.mode or "both"
     tables._mark(table.rows, [TestLine("PE", mode, column.label, "BERT", comparison)], TABLE)
     assert all(row.cells[0].mark == "" for row in table.rows)
+
+
+def test_a_test_line_carries_its_cells_flags_and_a_floor_p() -> None:
+    """Issue 38, part 5: a flagged cell's flags reach the study's list of tests."""
+    test = PairedTest("paired-permutation", 20, -0.1, 1 / 2001, resamples=2000)
+    flagged = MetricComparison(
+        "t/acc", 0.6, 0.5, test, "", flags=("A: fewer than 30 examples (20)",)
+    )
+    cells = TestLine("PE", "both", "Acc", "BERT", flagged).cells()
+    assert cells[3:5] == ("+0.1000", "< 1/2001")
+    assert cells[5].endswith("! flagged: A: fewer than 30 examples (20)")
+    untested = MetricComparison("t/acc", 0.6, 0.5, None, "no outputs", flags=("B: x",))
+    assert TestLine("PE", "both", "Acc", "BERT", untested).cells()[5] == (
+        "no outputs; ! flagged: B: x"
+    )
