@@ -128,6 +128,7 @@ def probe_all_layers(
             "train_accuracy_on_permuted_labels": control.train_accuracy,
             "permutation_seed": CONTROL_SEED + ctx.seed,
         }
+    control_correct = control.test_predictions == test_gold if ctx.options["control"] else None
     encode_seconds = sum(encoder.log.seconds for encoder in ctx.encoders)
     details["timing"] = {"encode_seconds": encode_seconds, "classifier_seconds": classifier_seconds}
     examples = [
@@ -136,9 +137,20 @@ def probe_all_layers(
             label=classes[int(gold)],
             prediction=classes[int(predicted)],
             accuracy=1.0 if gold == predicted else 0.0,
+            # selectivity is a mean of per-sentence differences (real-label probe right,
+            # control probe right) over the same test sentences: kept per sentence, so
+            # compare tests its Δ paired (sign-flip), as the difference of two paired means
+            **(
+                {}
+                if control_correct is None
+                else {
+                    "control_accuracy": float(control_correct[index]),
+                    "selectivity": float(gold == predicted) - float(control_correct[index]),
+                }
+            ),
         )
-        for position, gold, predicted in zip(
-            parts["te"], test_gold, fit.test_predictions, strict=True
+        for index, (position, gold, predicted) in enumerate(
+            zip(parts["te"], test_gold, fit.test_predictions, strict=True)
         )
     ]
     artifacts = [_curve_figure(task, curve, metrics, ctx.artifact_dir, examples)]

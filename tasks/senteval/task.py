@@ -28,7 +28,7 @@ import numpy as np
 
 from posharness.base.errors import OptionError
 from posharness.contracts.adapter import HIDDEN, mode_identity
-from posharness.contracts.metric_types import MEAN_BINARY, OF_EXAMPLES, PER_CELL
+from posharness.contracts.metric_types import MEAN_BINARY, MEAN_CONTINUOUS, PER_CELL
 from posharness.contracts.task import TaskContext, TaskResult, TaskSpec
 from posharness.contracts.task_options import TaskOption
 from posharness.tasks.senteval.catalog import BY_NAME, ProbingTask
@@ -197,11 +197,12 @@ def task_spec(task: ProbingTask) -> TaskSpec:
         data_source="SentEval probing files (senteval/probing) or build-probes senteval",
         options=OPTIONS,
         # test accuracy at the layer picked on dev: a mean of per-sentence correctness;
-        # selectivity is a difference of two classifiers' accuracies, the rest are one
+        # selectivity is the mean of per-sentence differences of two classifiers'
+        # correctness on the same sentences (a paired difference), the rest are one
         # number per cell
         metric_types={
             **{name: MEAN_BINARY for name in ("accuracy", "control_accuracy", "dev_accuracy")},
-            "selectivity": OF_EXAMPLES,
+            "selectivity": MEAN_CONTINUOUS,
             **{name: PER_CELL for name in ("best_layer", "chance", "majority")},
         },
     )

@@ -49,6 +49,11 @@ def test_the_group_probes_every_layer_and_writes_table9(tmp_path: Path, tiny_ber
         examples = [json.loads(line) for line in _examples(tmp_path, out)]
         assert len(examples) == 16
         assert np.mean([e["accuracy"] for e in examples]) == pytest.approx(m["accuracy"]["value"])
+        # selectivity is a paired difference: its per-sentence values average to it
+        assert np.mean([e["selectivity"] for e in examples]) == pytest.approx(
+            m["selectivity"]["value"]
+        )
+        assert {e["selectivity"] for e in examples} <= {-1.0, 0.0, 1.0}
         assert all(e["id"].isdigit() for e in examples)  # line numbers of the probing file
     summary = next((tmp_path / "results").rglob("senteval_probing__seed0__summary"))
     table = (summary / "table9.md").read_text()
