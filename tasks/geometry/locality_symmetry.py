@@ -120,9 +120,7 @@ class LocalitySymmetry:
         data_source="identical-word probe (random whole words from the model's vocabulary)",
         options=(
             *PROBE_OPTIONS,
-            TaskOption(
-                "bootstrap", 1000, "Resamples of the words for the intervals (0, 1: none)."
-            ),
+            TaskOption("bootstrap", 1000, "Resamples of the words for the intervals (0, 1: none)."),
             TaskOption("paired_replicates", 1000, "Common resamples kept for compare (0: none)."),
             FIGURES,
         ),
