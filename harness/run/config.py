@@ -26,6 +26,7 @@ class RunConfig:
     limit: int | None = None  # evaluation examples per task
     train_limit: int | None = None  # training examples per fine-tune (None: all)
     overwrite: bool = False
+    allow_missing: bool = False  # leave out tasks whose data is missing (run/task_checks.py)
     task_args: dict[str, dict[str, str]] = field(default_factory=dict)
     model_args: dict[str, str] = field(default_factory=dict)  # --model-arg, e.g. definitions
     data_dir: Path | None = None  # datasets and reference corpora in their usual layouts

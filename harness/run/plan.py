@@ -34,9 +34,16 @@ from posharness.contracts.adapter import (
 )
 from posharness.contracts.cell_key import CellKey
 from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
-from posharness.contracts.task import ChecksModel, ReadsData, Task, resolve_options
+from posharness.contracts.task import ChecksModel, Task
 from posharness.run.config import RunConfig
 from posharness.run.identity import RunSettings, key_of
+from posharness.run.task_checks import (
+    ALLOW_MISSING_ADVICE,
+    add_problems,
+    check_task,
+    left_out_line,
+    plan_error,
+)
 
 _log = logging.getLogger(__name__)  # shown on stderr by Python's last-resort handler
 
@@ -239,8 +246,11 @@ def plan(
     Cheapest first: the options, then every model spec (names and checkpoints, before
     any weights or data are read), then every task's options and data. Problems of the
     last two steps are collected and reported together (:class:`PlanProblems`), so one
-    attempt shows everything that is missing. ``progress(label, total)`` shows the
-    data checks, which read and hash whole datasets.
+    attempt shows everything that is missing. With ``allow_missing`` a task whose data
+    alone is missing is left out, one line each on stderr, and the others are planned
+    (``run/task_checks.py``: never a task whose options are wrong); without it, a plan
+    that could run other tasks says so. ``progress(label, total)`` shows the data
+    checks, which read and hash whole datasets.
     """
     task_names, modes = validate(config)
     options = LoadOptions(
@@ -255,15 +265,26 @@ def plan(
     for spec in specs:
         _collect(problems, preflight_model, spec, options)
     advance = progress("checking task data", len(task_names)) if progress else None
-    prepared = []
+    checks = []
     for name in task_names:
-        task = _collect(problems, _prepare_task, name, config)
-        if task is not None:
-            prepared.append(task)
+        checks.append(check_task(name, config.task_args, config.data_dir))
         if advance:
             advance(1)
+    prepared = [check.entry for check in checks if check.entry is not None]
+    stopped = [check for check in checks if check.entry is None]
+    left_out = [check for check in stopped if config.allow_missing and check.data_missing]
+    for check in stopped:
+        if check not in left_out:
+            add_problems(problems, check.problems)
+    if left_out and len(left_out) == len(checks):
+        add_problems(problems, [p for check in left_out for p in check.problems])
+        problems.append(OptionError("--allow-missing: every task's data is missing here"))
+    elif left_out:
+        for check in left_out:
+            _log.warning("posharness: %s", left_out_line(check))
     if problems:
-        raise problems[0] if len(problems) == 1 else PlanProblems([str(p) for p in problems])
+        could_leave_out = prepared and any(check.data_missing for check in stopped)
+        raise plan_error(problems, ALLOW_MISSING_ADVICE if could_leave_out else None)
     cells = []
     dtype = resolve_dtype(config.dtype, device)
     run = RunSettings(config.limit, config.train_limit, dtype, device, dict(config.model_args))
@@ -296,13 +317,9 @@ def _collect(problems: list[PosharnessError], step: Callable[..., _T], *args: An
     try:
         return step(*args)
     except PlanProblems as several:
-        found: list[PosharnessError] = [PosharnessError(text) for text in several.problems]
+        add_problems(problems, [PosharnessError(text) for text in several.problems])
     except PosharnessError as exc:
-        found = [exc]
-    seen = {" ".join(str(problem).split()) for problem in problems}
-    for problem in found:
-        if " ".join(str(problem).split()) not in seen:  # a shared input is named once
-            problems.append(problem)
+        add_problems(problems, [exc])
     return None
 
 
@@ -315,17 +332,6 @@ def preflight_model(spec: ModelSpec, options: LoadOptions) -> None:
     check = getattr(factory, "preflight", None)
     if check is not None:
         check(spec.argument, options)
-
-
-def _prepare_task(name: str, config: RunConfig) -> tuple[str, Task, dict[str, Any], Any]:
-    from posharness.plugins import tasks as task_registry
-
-    task: Task = task_registry.get(name)()
-    task_options = resolve_options(task.spec, task_args_for(task, config.task_args))
-    identity = (
-        task.data_identity(task_options, config.data_dir) if isinstance(task, ReadsData) else None
-    )
-    return name, task, task_options, identity
 
 
 def _runnable(
@@ -374,8 +380,7 @@ def data_problems(config: RunConfig) -> dict[str, list[str]]:
     check_task_arg_targets(config.task_args, task_names)
     found: dict[str, list[str]] = {}
     for name in task_names:
-        problems: list[PosharnessError] = []
-        _collect(problems, _prepare_task, name, config)
-        if problems:
-            found[name] = [" ".join(str(p).split()) for p in problems]
+        check = check_task(name, config.task_args, config.data_dir)
+        if check.problems:
+            found[name] = [" ".join(str(p).split()) for p in check.problems]
     return found
