@@ -4,7 +4,8 @@ Positional encodings are compared after pretraining each under the same recipe a
 (docs/pretraining.md: the protocol, not the size, must match the papers). The recipe is BERT's
 without next-sentence prediction: 15 % of tokens masked, 80/10/10 ([MASK]/random/kept;
 ``DataCollatorForLanguageModeling``), AdamW without decay on biases and LayerNorm, linear
-warmup and decay, gradient clipping, and bf16 autocast on CUDA when asked for. A named
+warmup and decay, gradient clipping, and bf16 autocast on CUDA when asked for; no decay
+either on what a positional encoding learns on the logits' scale (``optimizer.py``). A named
 recipe (``recipes.py``) changes the values, not the shape; a data-parallel launch
 (``parallel.py``) changes how a step is computed, not what it computes.
 
@@ -54,7 +55,7 @@ from posharness.models.pretrain.log import (
     earlier_sessions,
 )
 from posharness.models.pretrain.masking import mask_tokens, masked_lm_masker, step_seed
-from posharness.models.pretrain.optimizer import build_optimizer, build_schedule
+from posharness.models.pretrain.optimizer import NO_DECAY_RULES, build_optimizer, build_schedule
 from posharness.models.pretrain.parallel import accelerator as parallel_accelerator
 from posharness.models.pretrain.parallel import (
     gradients_wait,
@@ -99,6 +100,10 @@ class PretrainSettings:
     accumulation: int = 1  # micro-batches per process per step; batch_size stays global
     preset: str | None = None  # the named recipe these settings started from (recipes.py)
     compile: bool = False  # torch.compile (inductor) through accelerate
+    # Which parameters AdamW leaves undecayed (optimizer.decay_exempt): "positional" adds
+    # positional bias tables and scalars to biases and norms; "names", the rule before
+    # issue 39, is what a run recorded without this setting trained with.
+    no_decay: str = "positional"
 
     def __post_init__(self) -> None:
         positive = {
@@ -123,12 +128,17 @@ class PretrainSettings:
             raise OptionError(f"--learning-rate {self.learning_rate}: must be positive")
         if not 0 <= self.warmup_ratio < 1:
             raise OptionError(f"--warmup-ratio {self.warmup_ratio}: must lie in [0, 1)")
-        if self.warmup_steps is not None and not 0 <= self.warmup_steps <= self.steps:
-            raise OptionError(f"--warmup-steps {self.warmup_steps}: must lie in [0, --steps]")
+        if self.warmup_steps is not None and not 0 <= self.warmup_steps < self.steps:
+            raise OptionError(
+                f"--warmup-steps {self.warmup_steps}: must be at least 0 and less than "
+                f"--steps ({self.steps}); give a smaller --warmup-steps or more --steps"
+            )
         if self.schedule not in SCHEDULES:
             raise OptionError(f"--schedule {self.schedule!r}: choose {' or '.join(SCHEDULES)}")
         if self.bf16 and self.fp16:
             raise OptionError("--bf16 and --fp16 both given: choose one mixed precision")
+        if self.no_decay not in NO_DECAY_RULES:
+            raise OptionError(f"no_decay {self.no_decay!r}: choose {' or '.join(NO_DECAY_RULES)}")
         if self.keep_checkpoints is not None and self.keep_checkpoints < 1:
             raise OptionError(f"--keep-checkpoints {self.keep_checkpoints}: must be at least 1")
 
@@ -145,6 +155,13 @@ class PretrainSettings:
     @classmethod
     def recipe_defaults(cls) -> dict[str, Any]:
         return {f.name: f.default for f in fields(cls) if f.name not in NOT_RECIPE}
+
+    @classmethod
+    def saved_recipe(cls, saved: dict[str, Any]) -> dict[str, Any]:
+        """A checkpoint's recipe in today's terms: a setting added since it was written
+        counts at its default, except ``no_decay``, which before it existed was the
+        rule by names (a resume under today's rule is refused, naming it)."""
+        return cls.recipe_defaults() | {"no_decay": "names"} | saved
 
     def mixed_precision(self, device: str) -> str:
         """accelerate's ``mixed_precision`` for this device: autocast on CUDA only, as
@@ -225,8 +242,7 @@ def pretrain(
     latest = latest_checkpoint(out_dir)
     if latest is not None:
         saved = latest.state["identity"]
-        # A setting added since the checkpoint was written counts at its default.
-        saved = saved | {"recipe": PretrainSettings.recipe_defaults() | saved["recipe"]}
+        saved = saved | {"recipe": PretrainSettings.saved_recipe(saved["recipe"])}
         check_same_run(out_dir, saved, identity)
     with main_process_first(device):
         blocks = PhasedBlocks(
