@@ -1,5 +1,25 @@
 """Merging a run's fresh rows into a board, and the options check that refuses a task
-under two sets of options in one row (also run at admission, before any compute)."""
+under two sets of options in one row (also run at admission, before any compute).
+
+A result file belongs to one row. Its name (``CellKey.file_name`` in the model's results
+folder) holds everything that keeps two cells apart — the model spec and its
+``--model-arg`` values, task, mode, seed, limits, dtype, device, corpus — except the
+model's code and weights, which only the fingerprint holds. So a rerun after an edit of a
+plugin PE (or a retrained checkpoint under the same spec) writes its cells over the
+earlier ones' files, under a new fingerprint and so a new row key. The earlier row would
+then name files that hold another model: the report refuses such a board, and the row's
+numbers could no longer be traced to anything on disk. The merge therefore treats an
+earlier row that names a result file a fresh row names, under another row key, as
+*superseded*: it is dropped from the board and the summary names it (with the tasks it
+held that the rerun did not repeat), while every file stays on disk — those the rerun
+did not write over still hold the earlier cells, and ``leaderboard build`` on the folder
+shows them again.
+
+Why the file and not the row's label: the label (model spec, mode, row settings) does not
+say everything a fingerprint separates (a bfloat16 and a float32 run of one model share
+a label and are both valid rows, in files of their own), so two rows with one label are
+not in themselves wrong; two rows naming one file always are.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +31,7 @@ from typing import Any
 
 from posharness.base.errors import SettingsConflictError
 from posharness.boards.schema import Column, Leaderboard, Row, Score, results_note_of, sorted_rows
-from posharness.contracts.cell_key import task_of_file
+from posharness.contracts.cell_key import RowKey, task_of_file
 from posharness.contracts.results import portable_options
 
 
@@ -24,6 +44,9 @@ class MergeSummary:
     replaced: tuple[str, ...] = ()  # "row label: task" whose earlier scores were replaced
     unchanged: int = 0  # rows whose tasks were rerun to the same scores
     kept: int = 0  # rows this run did not touch
+    # rows dropped because the run wrote over their result files under another row key
+    # (an edited PE's code, a retrained checkpoint): what happened to each, in words
+    superseded: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         """True: the fresh rows went into a board that already held rows."""
@@ -40,6 +63,11 @@ class MergeSummary:
             parts.append(f"earlier scores replaced for {'; '.join(self.replaced)}")
         if self.unchanged:
             parts.append(f"{_count(self.unchanged, 'row')} rerun to the same scores")
+        if self.superseded:
+            parts.append(
+                f"{_count(len(self.superseded), 'earlier row')} dropped, superseded by this "
+                f"run (their result files now hold its cells): {'; '.join(self.superseded)}"
+            )
         if self.kept:
             parts.append(f"{_count(self.kept, 'other row')} kept")
         return ", ".join(parts) or "nothing changed"
@@ -75,9 +103,12 @@ def merge_with_summary(
     were, so running one task more never wipes the others (a committed leaderboard whose
     result files are not at hand included). A task rerun with other options than the row
     holds is refused, naming both, unless ``replace_settings`` (``--overwrite``) asks for
-    the new options to replace them. The summary says which of these happened.
+    the new options to replace them. An earlier row of another key that names a result
+    file a fresh row names is superseded and dropped (the module docstring says why). The
+    summary says which of these happened.
     """
-    rows = {row.key: row for row in earlier.rows}
+    superseded = _superseded(earlier, fresh)
+    rows = {row.key: row for row in earlier.rows if row.key not in superseded}
     added = joined = unchanged = 0
     replaced: list[str] = []
     for row in fresh.rows:
@@ -127,9 +158,48 @@ def merge_with_summary(
     )
     touched = len({row.key for row in fresh.rows})
     summary = MergeSummary(
-        added, joined, tuple(replaced), unchanged, kept=len(earlier.rows) - (touched - added)
+        added,
+        joined,
+        tuple(replaced),
+        unchanged,
+        kept=len(earlier.rows) - len(superseded) - (touched - added),
+        superseded=tuple(superseded.values()),
     )
     return board, summary
+
+
+def _superseded(earlier: Leaderboard, fresh: Leaderboard) -> dict[RowKey, str]:
+    """The earlier rows a fresh row of another key took result files from, each with a
+    line for the merge summary: which row, by which, and its tasks not rerun."""
+    writer = {path: row for row in fresh.rows for path in row.results}
+    fresh_keys = {row.key for row in fresh.rows}
+    found: dict[RowKey, str] = {}
+    for old in earlier.rows:
+        if old.key in fresh_keys:
+            continue  # the same row: merged below, its files are its own
+        newer = next((writer[path] for path in old.results if path in writer), None)
+        if newer is None:
+            continue
+        found[old.key] = _superseded_line(old, newer)
+    return found
+
+
+def _superseded_line(old: Row, newer: Row) -> str:
+    """``fire (both) pe-7b67…: rerun as pe-ddae… (its code or weights changed), toeplitz
+    not rerun (run it again)``: no square brackets, which a console reads as markup."""
+    if old.fingerprint != newer.fingerprint:
+        change = f"rerun as {newer.fingerprint} (its code or weights changed)"
+    else:
+        change = f"rerun as {newer.key.label(newer.exact, newer.definition)}"
+    line = f"{old.model} ({old.key.label(old.exact, old.definition)}) {old.fingerprint}: {change}"
+    left = sorted(_tasks(old) - _tasks(newer))
+    if left:
+        line += f", {', '.join(left)} not rerun (run {'them' if len(left) > 1 else 'it'} again)"
+    return line
+
+
+def _tasks(row: Row) -> set[str]:
+    return {key.split("/", 1)[0] for key in row.scores}
 
 
 def _task_scores(row: Row, task: str) -> dict[str, Score]:

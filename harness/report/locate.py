@@ -115,6 +115,16 @@ def check_matches(found: Found, row: Row, board: Path) -> None:
         "pass the --results folder the board was built from, or rebuild the board with "
         "`posharness leaderboard build`"
     )
+    if result.model.spec == row.model and key.fingerprint != wanted.fingerprint:
+        # a rerun of the same model after an edit wrote over the row's file; boards merged
+        # since then drop such rows (boards.merge), older ones still hold them
+        raise DataError(
+            f"{where}: a later run of {row.model} (fingerprint {key.fingerprint}: its code "
+            f"or weights changed) wrote over the file of the row's {wanted.fingerprint}, "
+            "whose result is gone: rerun into the board (the merge then drops the superseded "
+            f"row), or rebuild it with `posharness leaderboard build {found.path.parent.parent} "
+            f"--output {board}`"
+        )
     if (key.fingerprint, key.mode) != (wanted.fingerprint, wanted.mode):
         raise DataError(
             f"{where}: it holds model {result.model.spec} [{key.fingerprint}] in mode "
