@@ -37,7 +37,8 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
            "$POSHARNESS_RUNS or the user data folder, where --model NAME finds it].", Path),
     Option("tokenizer", None, "An existing WordPiece tokenizer [default: train one on the "
            "corpus].", metavar="DIR|HUB_ID"),
-    Option("vocab_size", 30522, "Pieces when training one.", int, show_default=True),
+    Option("vocab_size", 30522, "Pieces when training one [default: 30522 or the recipe's].",
+           int, cli_default=None),
     Option("batch_size", 32, "Sequences per optimizer step: the global batch, over every "
            "process and accumulated micro-batch [default: 32 or the recipe's].", int,
            cli_default=None),
@@ -57,6 +58,8 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
            cli_default=None),
     Option("warmup_ratio", 0.06, "Share of --steps spent warming up [default: 0.06 or the "
            "recipe's].", float, cli_default=None),
+    Option("warmup_steps", None, "Warm-up steps, instead of --warmup-ratio: at least 0, "
+           "fewer than --steps.", int, cli_default=None),
     Option("mask_probability", 0.15, "Share of tokens masked [default: 0.15 or the recipe's].",
            float, cli_default=None),
     Option("seed", 0, "Seed of the weights, the block order and the masking.", int,
@@ -96,6 +99,7 @@ def pretrain(**values: Any) -> None:
                 f"--{flag} is {dtype} autocast on CUDA; the device here is {device}: drop --{flag}"
             )
     settings, budget = _settings(values, given)
+    values["vocab_size"] = _vocab_size(values, given)
 
     from posharness.base.process import is_main_process
 
@@ -149,6 +153,11 @@ def _settings(values: dict[str, Any], given: set[str]) -> tuple[Any, float | Non
     from posharness.models.pretrain.loop import PretrainSettings
     from posharness.models.pretrain.recipes import recipe
 
+    if {"warmup_steps", "warmup_ratio"} <= given:
+        raise OptionError(
+            f"--warmup-steps {values['warmup_steps']} and --warmup-ratio "
+            f"{values['warmup_ratio']} both given: keep one"
+        )
     known = {f.name for f in fields(PretrainSettings)}
     chosen = {k: v for k, v in values.items() if k in known}
     budget = None
@@ -156,15 +165,28 @@ def _settings(values: dict[str, Any], given: set[str]) -> tuple[Any, float | Non
         preset = recipe(values["recipe"])
         chosen |= preset.settings | {"preset": preset.name}
         chosen |= {k: values[k] for k in given if k in known}
+        if "warmup_ratio" in given:  # the ratio asked for, not a recipe's warm-up steps
+            chosen["warmup_steps"] = None
         if "steps" not in given and preset.budget_hours is not None:
             budget = preset.budget_hours
-            chosen["steps"] = 1  # a placeholder until the plan measures what fits
+            # A placeholder until the plan measures what fits (the warm-up is checked
+            # against the budget's steps then).
+            chosen["steps"] = (chosen.get("warmup_steps") or 0) + 1
     if chosen.get("steps") is None:
         raise OptionError(
             "--steps is required without --recipe: give --steps N or --recipe "
             + "|".join(RECIPE_NAMES)
         )
     return PretrainSettings(**chosen), budget
+
+
+def _vocab_size(values: dict[str, Any], given: set[str]) -> int:
+    """--vocab-size, else the recipe's vocabulary (Cramming's 32,768), else 30,522."""
+    from posharness.models.pretrain.recipes import recipe
+
+    if "vocab_size" not in given and values["recipe"] is not None:
+        return recipe(values["recipe"]).vocab_size or values["vocab_size"]
+    return values["vocab_size"]
 
 
 @click.command(name="prepare-corpus")

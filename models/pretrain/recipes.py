@@ -8,16 +8,31 @@ name is recorded with the run (``PretrainSettings.preset``), so a resume under a
 recipe is refused.
 
 * ``mini`` — the harness's CPU recipe: BERT's objective and schedule at toy scale.
-* ``cramming`` — Geiping & Goldstein (2022), "Cramming: training a language model on a
-  single GPU in one day", §4.3, final setup (the released code's ``bert-o4``):
-  sequences of 128, a global batch of 8,192 reached by accumulation, AdamW with
-  β₂ = 0.98 and ε = 1e-12, peak rate 1e-3 on a one-cycle triangle, clipping at 0.5, no
-  dropout while pretraining, 25 % masking and sparse prediction.
+* ``cramming`` — Geiping & Goldstein (2023), "Cramming: training a language model on a
+  single GPU in one day" (final setup; the released code's ``bert-o4``): sequences of
+  128, a global batch of 8,192 reached by accumulation, AdamW with β₂ = 0.98 and
+  ε = 1e-12, peak rate 1e-3 on a one-cycle triangle, clipping at 0.5, no dropout while
+  pretraining, 25 % masking and sparse prediction, a WordPiece vocabulary of 32,768
+  (2^15) when the tokenizer is trained here. Its budget is *one GPU for 24 hours* (the
+  released README's "Rules for Cramming": "Training proceeds on a single GPU for 24
+  hours"), so it is a total of 24 device-hours, shared by the processes of a launch: N
+  processes get 24/N hours each, the steps one device does in a day (``workflow._plan``).
+  Its precision (float16 autocast with loss scaling, TF32 matmuls: the released
+  ``impl/torch-default.yaml`` and ``impl/_default.yaml``) is named, not set: ``--fp16``
+  turns it on where there is CUDA (``Recipe.precision``).
 * ``bert-base`` — Devlin et al. (2019) §A.2 for the steps, batch and length phases (1M
   steps of 256 sequences, 90 % at length 128 and the rest at 512), Ke et al. (2021,
-  Table 2, TUPE) for the rest: peak rate 1e-4, 10k warm-up steps then linear decay,
+  Table 2, TUPE) for the rest: peak rate 1e-4, a warm-up ratio of 0.01 (their 10k steps
+  of 1M; so ``--steps N`` warms up for N/100, and ``--warmup-steps`` sets it) then linear decay,
   ε 1e-6, no next-sentence prediction. Ke et al. train every step at 512
   (``--long-fraction 1``).
+
+The Cramming paper's text is not in /work/shared/science/papers; its values here are
+read from the authors' released configuration (github.com/JonasGeiping/cramming:
+``data/c4-subset-processed.yaml``: ``tokenizer: WordPiece``, ``vocab_size: 32768``;
+``impl/torch-default.yaml``: ``mixed_precision: True``, ``grad_scaling: True``,
+``mixed_precision_target_dtype: float16``; ``impl/_default.yaml``: ``tf32_allowed:
+True``) and its README's rules.
 """
 
 from __future__ import annotations
@@ -35,7 +50,11 @@ class Recipe:
     settings: dict[str, Any]
     description: str
     differences: tuple[str, ...] = field(default=())  # where we knowingly depart from it
-    budget_hours: float | None = None  # steps = what fits this time (plan.py) unless given
+    # Device-hours in total, shared by a launch's processes: steps = what one device does
+    # in this time (workflow._plan) unless --steps is given.
+    budget_hours: float | None = None
+    vocab_size: int | None = None  # --vocab-size when the tokenizer is trained here
+    precision: str = ""  # the source's numeric precision, where the recipe does not set it
 
 
 RECIPES: dict[str, Recipe] = {
@@ -49,7 +68,7 @@ RECIPES: dict[str, Recipe] = {
         ),
         Recipe(
             "cramming",
-            "Geiping & Goldstein 2022, Cramming, §4.3 (final setup; code config bert-o4)",
+            "Geiping & Goldstein 2023, Cramming (final setup; released code config bert-o4)",
             {
                 "batch_size": 8192,
                 "accumulation": 64,
@@ -65,20 +84,26 @@ RECIPES: dict[str, Recipe] = {
                 "sparse_prediction": True,
             },
             "one-GPU-day BERT training: batch 8,192 x 128 by accumulation, one-cycle 1e-3, "
-            "no dropout, 25 % masking predicted sparsely",
+            "no dropout, 25 % masking predicted sparsely, a 32,768-piece WordPiece",
             (
                 "the day is turned into a step count once, from the measured warm-up, and "
                 "the schedule runs on steps, not on elapsed time, so a resumed run follows "
                 "the same curve (--steps overrides the budget)",
+                "the day is one device's: a launch of N processes shares it (24/N hours "
+                "each), so it trains the steps one device would, not N days' worth",
                 "no batch-size ramp: the global batch is 8,192 from the first step",
                 "the zoo's architecture at --size, not Cramming's modified layer",
+                "precision is named, not set: fp32 unless --fp16 (Cramming's float16 "
+                "autocast with loss scaling) or --bf16; TF32 matmuls are not switched on",
             ),
             budget_hours=24.0,
+            vocab_size=32768,
+            precision="float16 autocast with loss scaling, TF32 matmuls (add --fp16 on CUDA)",
         ),
         Recipe(
             "bert-base",
             "Devlin et al. 2019, §A.2 (steps, batch, 128->512 phases); "
-            "Ke et al. 2021 (TUPE), Table 2 (rate, warm-up, epsilon, no NSP)",
+            "Ke et al. 2021 (TUPE), Table 2 (rate, warm-up ratio, epsilon, no NSP)",
             {
                 "steps": 1_000_000,
                 "batch_size": 256,
@@ -86,12 +111,15 @@ RECIPES: dict[str, Recipe] = {
                 "long_block_size": 512,
                 "long_fraction": 0.1,
                 "learning_rate": 1e-4,
-                "warmup_steps": 10_000,
+                # Ke et al., Table 2: "Warm-up Ratio 0.01" (the text: a 10k-step warm-up of
+                # 1M): a ratio, so a shorter --steps warms up in proportion.
+                "warmup_ratio": 0.01,
                 "adam_epsilon": 1e-6,
                 "weight_decay": 0.01,
                 "clip": 1.0,
             },
-            "1M steps of 256 sequences, 90 % at 128 tokens and 10 % at 512, rate 1e-4",
+            "1M steps of 256 sequences, 90 % at 128 tokens and 10 % at 512, rate 1e-4 "
+            "after a 1 % warm-up (10k steps)",
             ("no next-sentence prediction (RoBERTa's FULL-SENTENCES packing, as Ke et al.)",),
         ),
     )

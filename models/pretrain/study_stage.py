@@ -34,7 +34,10 @@ def _settings(values: Mapping[str, Any]) -> dict[str, Any]:
 
     chosen = {option.name: option.default for option in PRETRAIN_OPTIONS}
     if values.get("recipe"):
-        chosen |= recipe(values["recipe"]).settings
+        preset = recipe(values["recipe"])
+        chosen |= preset.settings
+        if preset.vocab_size is not None:  # the tokenizer the recipe trains (Cramming's)
+            chosen["vocab_size"] = preset.vocab_size
     return chosen | {k: v for k, v in values.items() if v is not None}
 
 
@@ -85,7 +88,7 @@ def _estimate(values: Mapping[str, Any]) -> Estimate:
 
         budget = recipe(values["recipe"]).budget_hours
     if budget is not None:
-        return Estimate(None, None, f"{budget:g} h budget: steps measured at the start")
+        return Estimate(None, None, f"{budget:g} device-hour budget: steps measured at the start")
     if not steps:
         return Estimate(None, None, "no step count")
     long_length = settings.get("long_block_size") or settings["block_size"]

@@ -123,8 +123,11 @@ def _plan(
     from posharness.models.pretrain.plan import (
         PretrainPlan,
         measure_step_seconds,
+        schedule_words,
         steps_for_budget,
+        timing_options,
     )
+    from posharness.models.pretrain.recipes import RECIPES
 
     device = process_device(resolve_device(settings.device))
     layout = layout_for(settings.batch_size, settings.accumulation)
@@ -141,20 +144,28 @@ def _plan(
                 device,
                 settings.mask_probability,
                 settings.sparse_prediction,
+                *timing_options(settings, device),
             )
 
     latest = latest_checkpoint(out_dir)
     if latest is not None:  # a resume: its step count, and a refusal before any warm-up
-        saved = type(settings).recipe_defaults() | latest.state["identity"]["recipe"]
+        saved = type(settings).saved_recipe(latest.state["identity"]["recipe"])
         if budget_hours is not None:
             settings = replace(settings, steps=saved["steps"])
         check_same_recipe(out_dir, saved, settings.recipe())
     seconds = main_decides(measure)
-    if budget_hours is not None and latest is None:
-        settings = replace(settings, steps=steps_for_budget(budget_hours, seconds))
+    if budget_hours is not None and latest is None:  # device-hours, shared by the launch
+        steps = steps_for_budget(budget_hours, seconds, layout.world_size)
+        if settings.warmup_steps is not None and settings.warmup_steps >= steps:
+            raise OptionError(
+                f"--warmup-steps {settings.warmup_steps}: the {budget_hours:g} device-hour "
+                f"budget fits only {steps} steps here; give fewer --warmup-steps or --steps"
+            )
+        settings = replace(settings, steps=steps)
     plan = phases(
         settings.steps, settings.block_size, settings.long_block_size, settings.long_fraction
     )
+    preset = RECIPES.get(settings.preset) if settings.preset else None
     return settings, PretrainPlan(
         preset=settings.preset,
         steps=settings.steps,
@@ -165,6 +176,13 @@ def _plan(
         device=device,
         out_dir=out_dir,
         save_every=settings.save_every,
+        precision=timing_options(settings, device)[0],
+        compiled=settings.compile,
+        budget_hours=budget_hours,
+        vocabulary=vocabulary,
+        recipe_vocabulary=preset.vocab_size if preset else None,
+        recipe_precision=preset.precision if preset else "",
+        schedule=schedule_words(settings),
     )
 
 

@@ -110,7 +110,12 @@ def test_every_recipe_is_a_valid_set_of_settings_with_a_source():
         PretrainSettings(**values)  # each key is a setting, each value allowed
         assert recipe.source and recipe.description
     assert RECIPES["cramming"].budget_hours == 24
+    assert RECIPES["cramming"].vocab_size == 32768  # 2^15 WordPiece pieces
+    assert "float16" in RECIPES["cramming"].precision
     assert RECIPES["bert-base"].settings["long_block_size"] == 512
+    # Ke et al., Table 2: warm-up ratio 0.01, their 10k of 1M steps.
+    full = PretrainSettings(**RECIPES["bert-base"].settings)
+    assert full.warmup == 10_000
 
 
 def run_cli(capsys, *args):
@@ -134,6 +139,10 @@ def test_a_recipe_prints_its_plan_and_the_command_line_overrides_it(
     assert "recipe: cramming;" in out
     assert "global batch 64 = 16 per device x 4 accumulated x 1 process(es)" in out
     assert "estimated time on cpu: 24.0 h" in out  # the budget's steps fill the day
+    assert "measured at fp32, eager" in out
+    assert "budget: 24 device-hours in total" in out and "1 process(es): 24.0 h" in out
+    assert "(cramming's: 32,768)" in out  # the recipe's vocabulary, more than the toy has
+    assert "precision: fp32; cramming's source: float16 autocast with loss scaling" in out
     assert not list((tmp_path / "c").glob("checkpoint-*"))  # nothing trained
 
     run = tmp_path / "m"
@@ -162,3 +171,59 @@ def test_a_recipe_that_does_not_exist_lists_those_that_do(capsys, corpus):
     assert "mini, cramming, bert-base" in err
     code, _, err = run_cli(capsys, "--model", "bert-a", "--corpus", str(corpus))
     assert "--steps is required without --recipe" in err
+
+
+BERT_BASE_SMALL = ["--batch-size", "8", "--block-size", "16", "--long-block-size", "32"]
+
+
+def test_bert_base_takes_steps_and_warms_up_in_proportion(capsys, corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("POSHARNESS_RUNS", str(tmp_path / "runs"))
+    common = ["--model", "bert-a", "--size", "tiny", "--corpus", str(corpus), "--device", "cpu"]
+    common += ["--vocab-size", "100", "--prepared-dir", str(tmp_path / "corpora")]
+    common += ["--recipe", "bert-base", "--plan-only", *BERT_BASE_SMALL]
+    code, out, err = run_cli(capsys, *common, "--steps", "100", "--out", str(tmp_path / "a"))
+    assert code == 0, err
+    assert "recipe: bert-base; 100 steps (90 steps x 16 tokens then 10 steps x 32 tokens)" in out
+    assert "learning rate: 1 warm-up step(s) up to 0.0001, then linear decay to 0" in out
+    code, out, err = run_cli(
+        capsys, *common, "--steps", "100", "--warmup-steps", "7", "--out", str(tmp_path / "b")
+    )
+    assert code == 0, err
+    assert "learning rate: 7 warm-up step(s) up to 0.0001" in out
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (["--warmup-steps", "-1"], "--warmup-steps -1: must be at least 0 and less than --steps"),
+        (["--warmup-steps", "100"], "--warmup-steps 100: must be at least 0 and less than"),
+        (["--warmup-steps", "5", "--warmup-ratio", "0.1"], "both given: keep one"),
+    ],
+)
+def test_a_warm_up_that_does_not_fit_is_one_line(capsys, corpus, tmp_path, given, says):
+    code, _, err = run_cli(
+        capsys, "--model", "bert-a", "--corpus", str(corpus), "--recipe", "bert-base",
+        "--steps", "100", "--out", str(tmp_path / "x"), *given,
+    )  # fmt: skip
+    assert code == 2
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()  # refused before the tokenizer or corpus
+
+
+def test_a_bert_base_run_of_a_few_steps_trains_with_its_scaled_warm_up(
+    capsys, corpus, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("POSHARNESS_RUNS", str(tmp_path / "runs"))
+    run = tmp_path / "run"
+    code, _, err = run_cli(
+        capsys, "--model", "bert-a", "--size", "tiny", "--corpus", str(corpus),
+        "--device", "cpu", "--vocab-size", "100", "--prepared-dir", str(tmp_path / "corpora"),
+        "--recipe", "bert-base", "--steps", "4", "--log-every", "1", "--out", str(run),
+        *BERT_BASE_SMALL,
+    )  # fmt: skip
+    assert code == 0, err
+    log = json.loads((run / "loss_log.json").read_text())
+    assert log["settings"]["warmup_ratio"] == 0.01 and log["settings"]["warmup_steps"] is None
+    rates = [record["learning_rate"] for record in log["records"]]
+    # round(0.01 x 4) = 0 warm-up steps: the peak at once, then linear decay to zero.
+    assert rates == pytest.approx([1e-4, 0.75e-4, 0.5e-4, 0.25e-4])
