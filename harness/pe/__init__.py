@@ -21,7 +21,9 @@ A new positional encoding is one small class with a decorator (docs/new_pe.md)::
 
 The kind (here a logit term from positions) decides the mode split and its exactness;
 the card's parameter count is measured from the module; ``posharness check-pe NAME``
-verifies the split numerically. Every built-in scheme is declared the same way
+verifies the split numerically, and each property the scheme claims of its term
+(``register_pe(..., claims=("content-free", "translation-invariant"))``, names in
+``CLAIMS``). Every built-in scheme is declared the same way
 (``posharness/models/zoo/schemes/``). The registration names load without torch; the
 base classes and position arithmetic load on first use.
 """
@@ -30,6 +32,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 from posharness.pe.registry import (
+    CLAIMS,
     KINDS,
     Declaration,
     Variant,
@@ -94,6 +97,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "CLAIMS",
     "KINDS",
     "ContentLogitTerm",
     "Declaration",

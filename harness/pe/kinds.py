@@ -21,7 +21,8 @@ Dufter et al.'s (2022, Table 1) survey categories for the card:
 
 Every parameter a scheme's module holds is counted as positional by the card (measured
 by introspection, never declared), and ``posharness check-pe`` verifies that each of them
-changes the positional term.
+changes the positional term, and each property the scheme claims of that term
+(``register_pe(..., claims=...)``, ``posharness.pe.CLAIMS``).
 """
 
 from __future__ import annotations
@@ -77,10 +78,15 @@ class PositionalEncoding(nn.Module):
         return None
 
     def init_weights(self, std: float) -> None:
-        """Initialise parameters the encoder's BERT initialisation does not know (plain
-        ``nn.Parameter``s); ``nn.Linear``/``nn.Embedding``/``LayerNorm`` children are
-        initialised as in BERT already. Use ``transformers.initialization`` so that loading a
-        checkpoint does not overwrite its weights."""
+        """Initialise what the encoder's BERT initialisation does not know.
+
+        Called once per module after BERT's initialisation of its children (``nn.Linear``
+        and ``nn.Embedding`` ~ N(0, std) with zero biases, ``LayerNorm`` at 1 and 0), so it
+        may set this module's own plain ``nn.Parameter``s and buffers and may re-initialise
+        its children's tensors too; nothing outside the module. Use
+        ``transformers.initialization`` (``init.normal_``, ``init.copy_`` ...), which skips a
+        tensor just loaded from a checkpoint, and torch's global generator (check-pe's
+        ``seeded``). A non-persistent buffer is rebuilt here after ``from_pretrained``."""
 
 
 class InputEmbedding(PositionalEncoding):

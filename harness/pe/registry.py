@@ -16,8 +16,9 @@ registries; the scheme classes themselves load when a model is built.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,18 @@ KINDS = (
     POSITIONAL_ATTENTION,
     POSITION_FREE,
 )
+# What a scheme may claim of its positional term T(i, j) (query position i, key position j);
+# ``posharness check-pe`` verifies each numerically (posharness.models.zoo.check_claims).
+CLAIMS = {
+    "content-free": "T does not depend on the words",
+    "translation-invariant": "T depends on j - i only (a Toeplitz matrix)",
+    "symmetric": "T(i, j) = T(j, i)",
+    "depends-on-query-position": (
+        "T is a function of the query position i and the distance |j - i|, varying with i "
+        "(FIRE's normalisation by the query position)"
+    ),
+    "causal-only": "every key after its query (j > i) gets no attention weight from T",
+}
 # Option names every zoo model has (size, vocabulary, ...): a scheme's defaults may not reuse them.
 _MODEL_FIELDS = frozenset(
     {
@@ -70,6 +83,7 @@ class Declaration:
     version: str | None  # declared code version; None: the source hash identifies the code
     origin: str  # built-in | plugin | include
     source: str  # the distribution or the included file
+    claims: tuple[str, ...] = ()  # properties of its term that check-pe verifies (CLAIMS)
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ def register_pe(
     version: str | int | None = None,
     description: str = "",
     variant: bool = True,
+    claims: Iterable[str] = (),
 ) -> Callable[[Any], Any]:
     """Register a positional scheme under ``name`` (and, unless ``variant=False``, a model of
     the same name with the scheme's defaults).
@@ -100,12 +115,22 @@ def register_pe(
     ``__init__`` (or the function's signature), and becomes a ``--model-arg KEY=VALUE`` typed
     by its default. ``version``: declare one to keep cell ids across edits of the code (the
     built-ins do); without it the hash of the scheme's source files is its identity.
+    ``claims``: properties of the scheme's positional term, names from ``CLAIMS`` (e.g.
+    ``claims=("content-free", "translation-invariant")``); ``posharness check-pe`` verifies
+    each on the tiny model, so a claim is a test, not a label. Declare only what holds for
+    every option value.
     """
+    claimed = _check_claims(name, claims)
 
     def decorate(obj: Any) -> Any:
         kind = kind_of(obj, name)
         options = dict(defaults or {})
         _check_defaults(name, obj, options)
+        if claimed and kind == POSITION_FREE:
+            raise OptionError(
+                f"positional encoding {name!r} has no positional term (NoPositions), so it can "
+                f"claim nothing: drop claims={claimed!r}"
+            )
         earlier = vars(obj).get("__pe__")
         if earlier is not None and earlier.name != name:
             raise OptionError(
@@ -120,6 +145,7 @@ def register_pe(
             version=None if version is None else str(version),
             origin=origin,
             source=source,
+            claims=claimed,
         )
         positional_encodings.add(name, obj)
         obj.__pe__ = declared
@@ -195,6 +221,27 @@ def kind_of(obj: Any, name: str) -> str:
             "NoPositions for a model without positions"
         )
     return kind
+
+
+def _check_claims(name: str, claims: Iterable[str]) -> tuple[str, ...]:
+    """``claims`` as a tuple of known names (order kept, repeats dropped), or one line."""
+    if isinstance(claims, str):
+        raise OptionError(
+            f"positional encoding {name!r}: claims must be a sequence of names, got the string "
+            f"{claims!r}: write claims=({claims!r},)"
+        )
+    checked: list[str] = []
+    for claim in claims:
+        if claim not in CLAIMS:
+            close = difflib.get_close_matches(str(claim), list(CLAIMS), n=1, cutoff=0.5)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise OptionError(
+                f"positional encoding {name!r}: unknown claim {claim!r}: {hint}"
+                f"(known: {', '.join(CLAIMS)})"
+            )
+        if claim not in checked:
+            checked.append(claim)
+    return tuple(checked)
 
 
 def _check_defaults(name: str, obj: Any, defaults: Mapping[str, Any]) -> None:

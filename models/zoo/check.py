@@ -8,6 +8,9 @@ one-line failure that names what differs:
 
 * ``seeded`` — two builds with one seed are identical (the initialisation uses the global
   generator, as ``transformers.initialization`` does);
+* ``structure`` — every tensor a scheme module holds is a parameter or a buffer, and each
+  module's term has its kind's shape (``check_terms``); a fault here is named as such and
+  skips the checks that would only fail on it again;
 * ``positions`` — the model uses positions: permuting the input tokens must not merely
   permute the outputs (a zero or row-constant positional term fails);
 * ``split`` — in every layer and head the logits are gamma + delta, the forward that records
@@ -16,7 +19,10 @@ one-line failure that names what differs:
 * ``sdpa`` — the fused (SDPA) path equals the eager one in every mode;
 * ``save`` — ``save_pretrained`` then ``AutoModel.from_pretrained`` gives identical outputs;
 * ``card`` — the card counts exactly the parameters of the scheme's modules, and each of
-  them changes the positional term (and, for a term from positions, nothing else does).
+  them changes the positional term (and, for a term from positions, nothing else does);
+* one check per property the scheme claims of its term (``register_pe(claims=...)``:
+  content-free, translation-invariant, symmetric, depends-on-query-position, causal-only),
+  measured against a tolerance relative to the term's scale (``check_claims``).
 
 Each check runs on its own: an exception the scheme's code raises inside one (a plain
 tensor where a parameter belongs, a term of the wrong shape) becomes that check's one line,
@@ -74,21 +80,36 @@ def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
         return [CheckOutcome("build", False, _raised("building the tiny model", exc))]
     checks: list[tuple[str, Callable[[], str]]] = [
         ("seeded", bench.seeded),
+        ("structure", bench.structure),
         ("positions", bench.uses_positions),
         ("split", bench.split),
         ("sdpa", bench.sdpa),
         ("save", bench.save),
         ("card", bench.card),
     ]
-    outcomes = []
-    for check, run in checks:
-        try:
-            outcomes.append(CheckOutcome(check, True, run()))
-        except PECheckError as failure:
-            outcomes.append(CheckOutcome(check, False, str(failure)))
-        except Exception as exc:  # a fault in the scheme's code: this check's line, the rest run
-            outcomes.append(CheckOutcome(check, False, _raised(f"the {check} check", exc)))
+    outcomes = [_outcome(check, run) for check, run in _unskipped(checks, bench.skipped)]
+    if "claims" not in bench.skipped:
+        outcomes += [_outcome(claim, run) for claim, run in bench.claim_checks()]
     return outcomes
+
+
+def _unskipped(
+    checks: list[tuple[str, Callable[[], str]]], skipped: set[str]
+) -> Iterator[tuple[str, Callable[[], str]]]:
+    """The checks not skipped, read lazily: ``structure`` decides what the later ones skip."""
+    for check, run in checks:
+        if check not in skipped:
+            yield check, run
+
+
+def _outcome(check: str, run: Callable[[], str]) -> CheckOutcome:
+    """One check's outcome: its detail, its failure, or what the scheme's code raised in it."""
+    try:
+        return CheckOutcome(check, True, run())
+    except PECheckError as failure:
+        return CheckOutcome(check, False, str(failure))
+    except Exception as exc:  # a fault in the scheme's code: this check's line, the rest run
+        return CheckOutcome(check, False, _raised(f"the {check} check", exc))
 
 
 # Messages of faults a scheme's author makes, read from what torch raises, and what they mean.
@@ -189,6 +210,38 @@ class _Bench:
         self.mask = torch.ones(_BATCH, _LENGTH, dtype=torch.long)
         self.mask[1, _LENGTH - 3 :] = 0  # one padded sequence: masking is part of every check
         self.modes = list(_modes(config))
+        self.skipped: set[str] = set()  # checks a structural fault makes pointless
+
+    def structure(self) -> str:
+        """Tensors held as parameters or buffers, and each scheme module's term of its kind's
+        shape (``check_terms``); a fault here skips the checks that would only repeat it."""
+        from posharness.models.zoo.check_terms import scheme_units, structural_faults
+
+        faults, plain, unusable = structural_faults(self.model, self.config, _LENGTH)
+        if unusable:
+            self.skipped |= {"positions", "split", "sdpa", "save", "card", "claims"}
+            faults.append(
+                "positions, split, sdpa, save, card and the claims are not run: each evaluates "
+                "this term"
+            )
+        elif plain:
+            self.skipped.add("save")
+            faults.append("save is not run: from_pretrained cannot place such a tensor")
+        if faults:
+            raise PECheckError("; ".join(faults))
+        units = scheme_units(self.model)
+        if not units:
+            return "no scheme module (no positional term)"
+        return (
+            f"{len(units)} scheme module{'s' if len(units) > 1 else ''}: every tensor a "
+            "parameter or buffer, every term of its kind's shape"
+        )
+
+    def claim_checks(self) -> list[tuple[str, Callable[[], str]]]:
+        """One check per property each scheme claims of its term (``check_claims``)."""
+        from posharness.models.zoo.check_claims import claim_checks
+
+        return claim_checks(self.model, _LENGTH, self.seed)
 
     def outputs(self, model: Any, mode: str, path: str = "eager") -> torch.Tensor:
         model.set_attention_path(path)

@@ -49,7 +49,12 @@ class _SoftmaxAlibi(nn.Module):
         return torch.softmax(self.logits(positions, key_mask), dim=-1)
 
 
-@register_pe("alibi-softmax", version=1, variant=False)
+@register_pe(
+    "alibi-softmax",
+    version=1,
+    variant=False,
+    claims=("content-free", "depends-on-query-position"),
+)
 class SoftmaxAlibiBias(_SoftmaxAlibi, LogitTerm):
     """softmax_j(-m_h |i - j|) added to the logits of each layer (draft Table 3, "ALiBi")."""
 
@@ -62,7 +67,12 @@ class SoftmaxAlibiBias(_SoftmaxAlibi, LogitTerm):
         return self.weights(positions, key_mask)
 
 
-@register_pe("alibi-seq", version=1, variant=False)
+@register_pe(
+    "alibi-seq",
+    version=1,
+    variant=False,
+    claims=("content-free", "translation-invariant", "symmetric"),
+)
 class SequenceAlibi(_SoftmaxAlibi, PositionalAttention):
     """PA(X) with the softmaxed ALiBi rows, then content attention (draft "ALiBi-Seq")."""
 

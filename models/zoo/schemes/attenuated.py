@@ -77,7 +77,7 @@ class _Attenuation(nn.Module):
         return torch.softmax(self.logits(positions, key_mask), dim=-1)
 
 
-@register_pe("attenuated", defaults=_OPTIONS, version=1, variant=False)
+@register_pe("attenuated", defaults=_OPTIONS, version=1, variant=False, claims=("content-free",))
 class AttenuationScore(_Attenuation, LogitTerm):
     """softmax_j(a_ij) added to the logits of each layer (the project's w, s variant)."""
 
@@ -87,7 +87,13 @@ class AttenuationScore(_Attenuation, LogitTerm):
     uses_key_mask = True
 
 
-@register_pe("sequence", defaults=_OPTIONS, version=1, variant=False)
+@register_pe(
+    "sequence",
+    defaults=_OPTIONS,
+    version=1,
+    variant=False,
+    claims=("content-free", "translation-invariant"),
+)
 class SequenceAttenuation(_Attenuation, PositionalAttention):
     """PA(X) with the attenuated weights, then content attention: CA(PA(X)) (draft §5)."""
 

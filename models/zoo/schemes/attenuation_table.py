@@ -114,7 +114,9 @@ class _AttenuationTable(nn.Module):
         return gather_table(self.table, positions.to(self.table.device))
 
 
-@register_pe("attenuated-table", defaults=_OPTIONS, version=1, variant=False)
+@register_pe(
+    "attenuated-table", defaults=_OPTIONS, version=1, variant=False, claims=("content-free",)
+)
 class AttenuationTable(_AttenuationTable, LogitTerm):
     """The table added to the scaled logits of each layer (BERT-A*, Chen et al. Listing 1)."""
 
@@ -128,7 +130,9 @@ class AttenuationTable(_AttenuationTable, LogitTerm):
         return self.entries(positions)
 
 
-@register_pe("sequence-table", defaults=_OPTIONS, version=1, variant=False)
+@register_pe(
+    "sequence-table", defaults=_OPTIONS, version=1, variant=False, claims=("content-free",)
+)
 class SequenceAttenuationTable(_AttenuationTable, PositionalAttention):
     """The table as the positional attention itself, then content attention: CA(PA(X))
     (ICLR draft §5, Eq. 10; Listing 2: ``scores = pe`` with padding keys set to 0, no

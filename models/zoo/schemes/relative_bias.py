@@ -14,6 +14,7 @@ from posharness.pe import LogitTerm, alibi_slopes, register_pe, relative_offsets
     defaults={"relative_buckets": 32, "relative_max_distance": 128},
     version=1,
     variant=False,
+    claims=("content-free", "translation-invariant"),
 )
 class T5RelativeBias(LogitTerm):
     """b_h[bucket(j - i)]: one learned scalar per bucket and head.
@@ -54,7 +55,12 @@ class T5RelativeBias(LogitTerm):
         return self.bias(self.buckets(positions)).permute(0, 3, 1, 2)
 
 
-@register_pe("alibi", version=1, variant=False)
+@register_pe(
+    "alibi",
+    version=1,
+    variant=False,
+    claims=("content-free", "translation-invariant", "symmetric"),
+)
 class AlibiBias(LogitTerm):
     """-m_h |i - j|: fixed slopes per head, no parameters."""
 

@@ -7,7 +7,13 @@ import torch
 from posharness.pe import QueryKeyTransform, register_pe, rotate, rotation_tables
 
 
-@register_pe("rope", defaults={"rope_theta": 10000.0}, version=1, variant=False)
+@register_pe(
+    "rope",
+    defaults={"rope_theta": 10000.0},
+    version=1,
+    variant=False,
+    claims=("translation-invariant", "symmetric"),
+)
 class Rotary(QueryKeyTransform):
     """x R_p: dimension m paired with m + d/2 turns by p * theta^(-2m/d) (the Hugging Face
     rotate-half layout). A variant changes ``frequencies`` only."""

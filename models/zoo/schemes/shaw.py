@@ -8,7 +8,13 @@ from torch import nn
 from posharness.pe import ContentLogitTerm, register_pe, relative_offsets
 
 
-@register_pe("shaw", defaults={"shaw_max_distance": 16}, version=1, variant=False)
+@register_pe(
+    "shaw",
+    defaults={"shaw_max_distance": 16},
+    version=1,
+    variant=False,
+    claims=("translation-invariant",),
+)
 class ShawRelativeKeys(ContentLogitTerm):
     """delta_ij = q_i · a_clip(j - i) / sqrt(d) (relative keys only), per layer.
 

@@ -9,7 +9,13 @@ from transformers import initialization as init
 from posharness.pe import LogitTerm, register_pe, relative_offsets
 
 
-@register_pe("tisa", defaults={"tisa_kernels": 5}, version=1, variant=False)
+@register_pe(
+    "tisa",
+    defaults={"tisa_kernels": 5},
+    version=1,
+    variant=False,
+    claims=("content-free", "translation-invariant"),
+)
 class TisaScore(LogitTerm):
     """F[i, j] = f_h(j - i), f(k) = sum_s a_s exp(-|b_s| (k - c_s)^2) (their Eq. 5), per layer.
 

@@ -27,7 +27,9 @@ from posharness.models.zoo.schemes.relative_bias import T5RelativeBias
 from posharness.pe import UntiedProduct, register_pe
 
 
-@register_pe("tupe-a", defaults={"tie_cls": False}, version=1, variant=False)
+@register_pe(
+    "tupe-a", defaults={"tie_cls": False}, version=1, variant=False, claims=("content-free",)
+)
 class TupeScore(UntiedProduct):
     """TUPE-A: the untied positional product with the [CLS] reset."""
 
@@ -91,6 +93,7 @@ class TupeScore(UntiedProduct):
     defaults={"tie_cls": False, "relative_buckets": 32, "relative_max_distance": 128},
     version=1,
     variant=False,
+    claims=("content-free",),
 )
 class TupeRelative(TupeScore):
     """TUPE-R: TUPE-A plus the T5 bucketed relative bias."""

@@ -21,7 +21,7 @@ from posharness.pe import register_pe, rotate, rotation_tables
 _OPTIONS = {"rope_theta": 10000.0, "xpos_gamma": 0.4, "xpos_scale_base": 512.0}
 
 
-@register_pe("xpos", defaults=_OPTIONS, version=1, variant=False)
+@register_pe("xpos", defaults=_OPTIONS, version=1, variant=False, claims=("translation-invariant",))
 class XPos(Rotary):
     """RoPE (the rotate-half layout of ``rope``) times zeta^(+n/B) on queries and
     zeta^(-m/B) on keys."""

@@ -31,6 +31,8 @@ BUILTIN_NAMES = sorted(NAMED_MODELS)
 def scratch() -> Iterator[None]:
     """Registrations made in a test disappear after it (the registries are process-wide)."""
     registries = (positional_encodings, pe_variants, models)
+    for registry in registries:  # entry points load once: a snapshot taken before would drop them
+        registry.load_plugins()
     saved = [dict(r._entries) for r in registries]
     with positional_encodings.origin("include", "test"), pe_variants.origin("include", "test"):
         yield
@@ -100,10 +102,22 @@ class UnseededInit(ZeroBias):
             self.bias.copy_(torch.randn(self.bias.shape, generator=generator))
 
 
+CHECKS = ["seeded", "structure", "positions", "split", "sdpa", "save", "card"]
+
+
 @pytest.mark.parametrize("name", BUILTIN_NAMES)
-def test_check_pe_passes_every_builtin_name(name: str) -> None:
+def test_check_pe_passes_every_builtin_name_and_its_claims(name: str) -> None:
+    from posharness.models.zoo.encoder import config_for
+    from posharness.models.zoo.encoder.config import absolute_class
+    from posharness.pe import declaration, scheme
+
+    config = config_for(name, "tiny", vocab_size=64)
+    declared = declaration(scheme(config.scheme))
+    claims = list(declared.claims)  # then those of input positions added beside the scheme
+    if config.absolute != "none" and declared.kind != "input embedding":
+        claims += declaration(absolute_class(config.absolute)).claims
     outcomes = check_pe(name)
-    assert [o.name for o in outcomes] == ["seeded", "positions", "split", "sdpa", "save", "card"]
+    assert [o.name for o in outcomes] == CHECKS + claims
     assert all(o.passed for o in outcomes), [o.detail for o in outcomes if not o.passed]
 
 

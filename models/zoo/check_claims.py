@@ -1,0 +1,247 @@
+"""The properties a scheme claims of its positional term, verified numerically.
+
+A scheme declares them with ``register_pe(..., claims=(...))`` (names in
+``posharness.pe.CLAIMS``); check-pe reads each scheme module's term T [heads, n, n] in
+float64 (``check_terms``: query position i in rows, key position j in columns) and gives
+one outcome per claim. Where the term involves the words (a query/key transform, Shaw's
+relative keys, input positions) it is read with one content vector repeated at every
+position, so that T shows positions alone; ``content-free`` instead draws different words.
+
+Each claim is a largest difference measured against ``CLAIM_TOLERANCE`` times the term's
+scale (its largest finite entry; a value beyond 1e30 is a mask, not a term). The tolerance
+is relative because a faithful term can be small (an MLP at BERT's std-0.02
+initialisation) and because the built-ins compute angles and tables in float32 as the model
+does (RoPE's Toeplitz error is ~1e-7 of its scale); a property broken by design is broken by
+far more (an xPos scale on the queries alone breaks symmetry by ~1e-2 of the scale).
+
+* ``content-free`` — T for two random inputs differs by at most the tolerance;
+* ``translation-invariant`` — T(i+1, j+1) = T(i, j) everywhere: T is Toeplitz, a function
+  of j - i (Chen et al. 2023's Toeplitz reading of a positional term; Ke et al. 2021's
+  relative terms, Wennberg & Henter 2021);
+* ``symmetric`` — T(j, i) = T(i, j), with the same content on both sides;
+* ``depends-on-query-position`` — T is a function of the query position i and the distance
+  |j - i|, and varies with i: FIRE's bias f(psi(|i - j|) / psi(max(L, i))) (Li et al. 2023,
+  "Functional Interpolation for Relative Positions", normalised by the query position; its
+  bidirectional form here). At a fixed distance k, moving the key to the other side of its
+  query, T(i, i + k) vs T(i, i - k), must change nothing (a normaliser that reads the key
+  position fails here), and moving the query to the other side of its key,
+  T(j + k, j) vs T(j - k, j), must change T by more than the tolerance (a function of j - i
+  alone fails there);
+* ``causal-only`` — the float64 softmax of each row of T puts exactly zero weight on every
+  key after its query (j > i) and a positive one on every other key (for a positional
+  attention whose weights are its parameters, the weights themselves).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from posharness.models.zoo.check import PECheckError
+from posharness.models.zoo.check_terms import SchemeUnit, Term, content, scheme_units, term
+from posharness.pe import registry
+
+CLAIM_TOLERANCE = 1e-6  # of the term's scale
+_MASK = 1e30  # |T| beyond this is a mask (-inf, a dtype's minimum), not part of the scale
+
+
+def claim_checks(model: Any, n: int, seed: int) -> list[tuple[str, Callable[[], str]]]:
+    """One (name, check) per claim of each scheme in ``model``; a check returns its detail or
+    raises ``PECheckError`` with the one-line failure. A per-layer scheme is checked in every
+    layer's module."""
+    groups: dict[str, list[SchemeUnit]] = {}
+    for unit in scheme_units(model):
+        groups.setdefault(unit.declaration.name, []).append(unit)
+    claimed = [claim for units in groups.values() for claim in units[0].declaration.claims]
+    checks = []
+    for name, units in groups.items():
+        for claim in units[0].declaration.claims:
+            label = claim if claimed.count(claim) == 1 else f"{claim} ({name})"
+            run = functools.partial(_verify, claim, units, model.config, n, seed)
+            checks.append((label, run))
+    return checks
+
+
+def _verify(claim: str, units: list[SchemeUnit], config: Any, n: int, seed: int) -> str:
+    details = [
+        VERIFIERS[claim](unit, config, n, torch.Generator().manual_seed(seed)) for unit in units
+    ]
+    return details[0] if len(units) == 1 else f"{details[0]} (each of {len(units)} modules)"
+
+
+# -- the claims ---------------------------------------------------------------------------
+
+
+def _content_free(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+    first = _read(unit, config, n, generator, varying=True)
+    second = _read(unit, config, n, generator, varying=True)
+    scale = max(_scale(first.values), _scale(second.values))
+    measured, at = _worst(_gap(first.values, second.values))
+    if not measured <= CLAIM_TOLERANCE * scale:
+        raise PECheckError(
+            f"{_who(unit)} claims content-free, but its term changes with the words: two random "
+            f"inputs give terms {measured:.3g} apart ({_at(at)}), {_beyond(scale)}"
+        )
+    article = "an" if unit.kind[0] in "aeiou" else "a"
+    how = "" if unit.reads_content else f" ({article} {unit.kind} reads positions only)"
+    return f"two random inputs give the same term{how}: {_within(measured, scale)}"
+
+
+def _translation_invariant(
+    unit: SchemeUnit, config: Any, n: int, generator: torch.Generator
+) -> str:
+    values = _read(unit, config, n, generator).values
+    scale = _scale(values)
+    measured, at = _worst(_gap(values[:, 1:, 1:], values[:, :-1, :-1]))
+    if not measured <= CLAIM_TOLERANCE * scale:
+        hint = _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else ""
+        raise PECheckError(
+            f"{_who(unit)} claims translation-invariant, but its term is not a function of "
+            f"j - i: T(i+1, j+1) - T(i, j) reaches {measured:.3g} ({_at(at)}), "
+            f"{_beyond(scale)}{hint}"
+        )
+    return f"T(i+1, j+1) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+
+
+def _symmetric(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+    values = _read(unit, config, n, generator, same=True).values
+    scale = _scale(values)
+    measured, at = _worst(_gap(values, values.transpose(-1, -2)))
+    if not measured <= CLAIM_TOLERANCE * scale:
+        hint = _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else ""
+        raise PECheckError(
+            f"{_who(unit)} claims symmetric, but T(j, i) - T(i, j) reaches {measured:.3g} "
+            f"({_at(at)}, the same content on both sides), {_beyond(scale)}{hint}"
+        )
+    return f"T(j, i) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+
+
+def _depends_on_query_position(
+    unit: SchemeUnit, config: Any, n: int, generator: torch.Generator
+) -> str:
+    values = _read(unit, config, n, generator).values
+    scale = _scale(values)
+    key_side, query_side = [], []
+    for k in range(1, (n + 1) // 2):
+        ahead = torch.diagonal(values, offset=k, dim1=-2, dim2=-1)  # T(c, c + k), c = 0 ..
+        behind = torch.diagonal(values, offset=-k, dim1=-2, dim2=-1)  # T(c + k, c)
+        key_side.append(_gap(ahead[:, k : n - k], behind[:, : n - 2 * k]))
+        query_side.append(_gap(behind[:, k : n - k], ahead[:, : n - 2 * k]))
+    moved_key = max(_worst(gap)[0] for gap in key_side)
+    moved_query = max(_worst(gap)[0] for gap in query_side)
+    tolerance = CLAIM_TOLERANCE * scale
+    if not moved_key <= tolerance:
+        raise PECheckError(
+            f"{_who(unit)} claims depends-on-query-position, but at a fixed distance its term "
+            f"changes when the key moves to the other side of the query: |T(i, i+k) - "
+            f"T(i, i-k)| reaches {moved_key:.3g}, {_beyond(scale)}; it reads the key's position "
+            "(FIRE normalises by the query's, Li et al. 2023)"
+        )
+    if not moved_query > tolerance:
+        raise PECheckError(
+            f"{_who(unit)} claims depends-on-query-position, but at a fixed distance its term "
+            f"does not change with the query position: |T(j+k, j) - T(j-k, j)| is at most "
+            f"{moved_query:.3g}, within {CLAIM_TOLERANCE:g} of its scale {scale:.3g} (a function "
+            "of the offset alone: claim translation-invariant instead)"
+        )
+    return (
+        f"a function of the query position and |j - i|: moving the key across the query "
+        f"changes T by {moved_key:.2g}, moving the query across the key by {moved_query:.3g} "
+        f"(tolerance {CLAIM_TOLERANCE:g} of the scale {scale:.3g})"
+    )
+
+
+def _causal_only(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+    read = _read(unit, config, n, generator)
+    weights = read.values if read.weights else torch.softmax(read.values, dim=-1)
+    after = torch.ones(n, n, dtype=torch.bool).triu(1).expand_as(weights)
+    leaked = torch.where(after, weights, torch.zeros_like(weights)).nan_to_num(nan=1.0)
+    measured, at = _worst(leaked)
+    if measured > 0:
+        raise PECheckError(
+            f"{_who(unit)} claims causal-only, but a key after its query keeps attention weight "
+            f"{measured:.3g} from its term ({_at(at)}): give keys j > i a logit of -inf"
+        )
+    kept = torch.where(after, torch.ones_like(weights), weights).nan_to_num(nan=0.0)
+    smallest, at = _worst(-kept)
+    if -smallest <= 0:
+        raise PECheckError(
+            f"{_who(unit)} claims causal-only, but its term also masks a key at or before its "
+            f"query ({_at(at)}): only keys j > i may be masked"
+        )
+    return "every key after its query gets weight 0 from the term, every other key a positive one"
+
+
+VERIFIERS: dict[str, Callable[[SchemeUnit, Any, int, torch.Generator], str]] = {
+    "content-free": _content_free,
+    "translation-invariant": _translation_invariant,
+    "symmetric": _symmetric,
+    "depends-on-query-position": _depends_on_query_position,
+    "causal-only": _causal_only,
+}
+
+_ROLE_HINT = (
+    " (a query/key transform is read as T(q, i, query) · T(k, j, key): for this claim its "
+    "query and key maps must mirror each other, so a map on one side only, or the same map "
+    "on both where the claim needs opposite ones, fails; take the role argument, "
+    "forward(x, positions, role))"
+)
+
+
+# -- measuring ----------------------------------------------------------------------------
+
+
+def _read(
+    unit: SchemeUnit,
+    config: Any,
+    n: int,
+    generator: torch.Generator,
+    *,
+    varying: bool = False,
+    same: bool = False,
+) -> Term:
+    query, key = content(unit, config, n, generator, varying=varying, same=same)
+    return term(unit, torch.arange(n).unsqueeze(0), query, key)
+
+
+def _gap(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """|a - b| entrywise, 0 where both are the same mask (-inf), inf where either is NaN."""
+    gap = torch.where(a == b, torch.zeros_like(a), (a - b).abs())
+    return gap.nan_to_num(nan=float("inf"))
+
+
+def _worst(gap: torch.Tensor) -> tuple[float, tuple[int, ...]]:
+    """The largest entry of ``gap`` [heads, ...] and where it is."""
+    if not gap.numel():
+        return 0.0, ()
+    flat = int(gap.argmax())
+    at = torch.unravel_index(torch.tensor(flat), gap.shape)
+    return float(gap.flatten()[flat]), tuple(int(i) for i in at)
+
+
+def _scale(values: torch.Tensor) -> float:
+    kept = values[values.abs() < _MASK]
+    return float(kept.abs().max()) if kept.numel() else 0.0
+
+
+def _who(unit: SchemeUnit) -> str:
+    return f"{unit.declaration.name} ({unit.where})"
+
+
+def _at(at: tuple[int, ...]) -> str:
+    return f"head {at[0]}, i={at[1]}, j={at[2]}" if len(at) == 3 else "somewhere"
+
+
+def _beyond(scale: float) -> str:
+    return f"more than {CLAIM_TOLERANCE:g} of the term's scale {scale:.3g}"
+
+
+def _within(measured: float, scale: float) -> str:
+    share = f"{measured / scale:.2g}" if scale else "0"
+    return (
+        f"largest difference {measured:.2g}, {share} of the term's scale {scale:.3g} "
+        f"(tolerance {CLAIM_TOLERANCE:g})"
+    )
