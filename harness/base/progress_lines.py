@@ -52,7 +52,7 @@ def is_terminal(stream: TextIO | None = None) -> bool:
 
 class ProgressLines:
     """Writes ``NAME: UNIT S/T[, loss L], R s/UNIT, about D left`` every ``interval``
-    seconds.
+    seconds (``NAME: S/T, R s each, …`` when ``unit`` is empty: a count of anything).
 
     The rate is measured from the first count reported in this process (``start``, or
     the first ``update``), so work done before a resume does not make it look faster.
@@ -88,7 +88,8 @@ class ProgressLines:
         self.write(self.line(done, now, loss))
 
     def line(self, done: int, now: float, loss: float | None = None) -> str:
-        head = f"{self.name}: {self.unit} {done}/{self.total}"
+        unit = f"{self.unit} " if self.unit else ""
+        head = f"{self.name}: {unit}{done}/{self.total}"
         if loss is not None:
             head += f", loss {loss:.3f}"
         start_time, start_done = self.started or (now, done)
@@ -97,4 +98,33 @@ class ProgressLines:
             return f"{head}, measuring the rate"
         per_unit = (now - start_time) / counted
         left = max(0, self.total - done) * per_unit
-        return f"{head}, {per_unit:.2f} s/{self.unit}, about {duration(left)} left"
+        rate = f"s/{self.unit}" if self.unit else "s each"
+        return f"{head}, {_seconds(per_unit)} {rate}, about {duration(left)} left"
+
+
+def _seconds(value: float) -> str:
+    """A rate with the digits that matter: 0.0031, 0.42, 12.5."""
+    return f"{value:.2g}" if value < 0.1 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def counter(
+    name: str, total: int, write: Callable[[str], None], interval: float | None = None
+) -> Callable[[int], None]:
+    """An ``advance(n)`` for a reporter's ``progress(label, total)`` (no unit): its first
+    line once ``interval`` seconds have passed, then one per interval, and the last one
+    only when an earlier one was written, so work shorter than the interval says nothing.
+    """
+    lines = ProgressLines(name, total, write, interval, unit="")
+    lines.start()
+    done, wrote = [0], [False]
+
+    def advance(n: int) -> None:
+        done[0] += n
+        now = lines.clock()
+        last = lines.last_written if lines.last_written is not None else lines.started[0]
+        finished = done[0] >= total
+        if now - last >= lines.interval or (finished and wrote[0]):
+            lines.last_written, wrote[0] = now, True
+            write(lines.line(done[0], now))
+
+    return advance

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from posharness.base.progress_lines import counter
 from posharness.contracts.results import CellResult
 
 
@@ -42,7 +43,10 @@ def progress_bar() -> Progress:
 
 class RichReporter:
     """Bars on stderr (one for the cells, one for the work inside a cell); a line per cell
-    on stdout, so stderr carries nothing but bars and, on failure, the one error line."""
+    on stdout, so stderr carries nothing but bars and, on failure, the one error line.
+    Where stderr is no terminal (a Slurm log, ``| cat``) no bar is drawn, so the work
+    inside a cell (a fine-tuning's examples, a task's batches) writes progress lines with
+    its rate and the time left instead, every ``$POSHARNESS_PROGRESS_SECONDS`` (60)."""
 
     def __init__(self, progress: Progress) -> None:
         self.bar = progress
@@ -71,14 +75,22 @@ class RichReporter:
     def progress(self, label: str, total: int) -> Callable[[int], None]:
         task = self.bar.add_task(label, total=total)
         done = [0]
+        lines = None if err_console().is_terminal else counter(label, total, log_line)
 
         def advance(n: int) -> None:
             self.bar.advance(task, n)
+            if lines is not None:  # no bar is drawn: a line with the rate and time left
+                lines(n)
             done[0] += n
             if done[0] >= total:
                 self.bar.remove_task(task)
 
         return advance
+
+
+def log_line(text: str) -> None:
+    """One progress line on stderr, as it is (a log's reader sees no bar)."""
+    err_console().print(Text(text), soft_wrap=True)
 
 
 def evaluate_with_progress(**arguments) -> None:

@@ -5,6 +5,12 @@ stage that was killed resumes from its last checkpoint (the ``pretrain`` command
 resume); an evaluation stage reruns ``evaluate``, which skips the cells that finished. A
 stage that fails is recorded with its one-line error and the stages that need it wait;
 the others go on, and the study ends with every failure listed at once.
+
+A study says how far it is, as lines (its output is often a log): after each stage the
+stages done, the seconds per stage so far and the time left at that rate, at most every
+``$POSHARNESS_PROGRESS_SECONDS`` (60); inside an evaluation stage, the work of a cell that
+lasts longer (a fine-tuning) the same way; a pretraining stage writes its own progress
+lines into its log, whose path the stage's first line names.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import PosharnessError
+from posharness.base.progress_lines import ProgressLines, counter
 from posharness.study.child import run_command
 from posharness.study.dag import CORPUS, EVALUATE, PRETRAIN, Stage
 from posharness.study.folder import StudyFolder
@@ -64,7 +71,11 @@ def run_stages(
         parallel = [s for s in pending if s.kind in (CORPUS, PRETRAIN)]
         ray.run(parallel, folder, training, outcome, say)
         pending = [s for s in pending if s not in parallel]
-    for stage in pending:
+    stages_left = ProgressLines("study", len(pending), say, unit="stage")
+    stages_left.start()
+    for index, stage in enumerate(pending):
+        if index:  # the rate and time left over the stages run so far
+            stages_left.update(index)
         blocker = next(
             (d for d in stage.depends if d in outcome.failed or d in outcome.blocked), None
         )
@@ -73,7 +84,8 @@ def run_stages(
             say(f"{stage.id}: waits for {blocker}, which did not finish")
             continue
         folder.mark_running([stage.id])
-        say(f"{stage.id}: running")
+        log = f" (progress in {folder.log(stage.id)})" if stage.kind in (CORPUS, PRETRAIN) else ""
+        say(f"{stage.id}: running{log}")
         error = run_one(stage, folder, training, say)
         record(stage, folder, training, error, outcome, say)
     folder.mark_running([])
@@ -133,7 +145,9 @@ class _CellLines:
         self.say(f"  cell {self.at} {cell.label}{value}")
 
     def progress(self, label: str, total: int) -> Callable[[int], None]:
-        return lambda n: None
+        """Work inside a cell (a fine-tuning's examples) as a line with its rate and the
+        time left every ``$POSHARNESS_PROGRESS_SECONDS`` (60); work shorter is silent."""
+        return counter(f"  {label}", total, self.say)
 
 
 @contextlib.contextmanager

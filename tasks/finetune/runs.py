@@ -98,7 +98,9 @@ def _fine_tune_cached(
     record = None if retrain else load_record(rc.cache, key)
     if record is not None:
         return key, record, None
-    advance = rc.progress(f"{rc.task} {label}", len(train) * settings.epochs)
+    # Counts examples over every epoch: a log that is no terminal gets lines with the
+    # rate and the time left (the reporter's progress, posharness.base.progress_lines).
+    advance = rc.progress(f"fine-tuning {rc.task} {label}, examples", len(train) * settings.epochs)
     outcome = fine_tune(
         rc.build,
         train,
