@@ -23,8 +23,9 @@ from posharness.cli.click_options import include_option
 @click.option("--seed", default=0, show_default=True, help="Seed of the tiny random model.")
 @include_option
 def check_pe(names: tuple[str, ...], every: bool, model_args: tuple[str, ...], seed: int) -> None:
-    """Verify PE models on a tiny random model in float64: seeded init, positions used,
-    logits = gamma + delta, modes as defined, SDPA = eager, save/reload, the card's count."""
+    """Verify PE models on a tiny random model in float64: seeded init, structure, positions
+    used, logits = gamma + delta, modes as defined, SDPA = eager, save/reload, the card's
+    count, and each property the scheme claims for its term (register_pe claims=)."""
     from posharness.base.errors import OptionError
     from posharness.cli.console import console
     from posharness.models.zoo.check import PECheckError, check_pe
