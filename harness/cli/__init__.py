@@ -100,7 +100,13 @@ class PluggableSubgroup(click.Group):
 )
 @click.version_option(__version__, prog_name=PROG)
 def cli() -> None:
-    """Evaluate positional encodings of BERT-style encoders."""
+    """Evaluate positional encodings of BERT-style encoders.
+
+    \b
+    Your own PE: declare it with @register_pe (posharness.pe), then pass
+    --include FILE.py to any command, or install it as a distribution with a
+    posharness.pe entry point (docs/new_pe.md). A study records its plugins.
+    """
 
 
 @cli.group(name="build-probes", cls=PluggableSubgroup)

@@ -99,7 +99,8 @@ def include_option(command: Callable[..., Any]) -> Callable[..., Any]:
         expose_value=False,
         is_eager=True,
         callback=load,
-        help="A .py file or folder whose @register_model/@register_task entries to load.",
+        help="A .py file or folder of plugins to import first: its @register_pe, "
+        "@register_variant, @register_model and @register_task entries (docs/new_pe.md).",
     )(command)
 
 

@@ -173,6 +173,11 @@ def _evaluate_stage(
         "leaderboard": folder.board(row),
     }
     settings = _evaluation_settings(spec, run, study.folder)
+    from posharness.study.plugins import plugin_code
+
+    code = plugin_code([spec], tasks)
+    if code:  # a plugin's code edited: the stage runs again (its unchanged cells are kept)
+        settings["plugins"] = code
     return Stage(
         id=stage_id,
         kind=EVALUATE,

@@ -35,9 +35,10 @@ def check_tables(where: Locator, tables: list[str]) -> None:
             )
 
 
-def check_run(where: Locator, index: int, run: Mapping[str, Any]) -> None:
-    """The ``index``-th run section's tasks, modes and task options."""
-    tasks = _tasks(where, index, _listed(run.get("tasks", [])))
+def check_run(where: Locator, index: int, run: Mapping[str, Any], hint: str = "") -> None:
+    """The ``index``-th run section's tasks, modes and task options; ``hint`` follows an
+    unknown task's error (the plugin it may have come from)."""
+    tasks = _tasks(where, index, _listed(run.get("tasks", [])), hint)
     _modes(where, index, _listed(run.get("modes", ["both"])))
     _task_options(where, index, run.get("task_args") or {}, tasks)
 
@@ -47,7 +48,7 @@ def _listed(values: Any) -> list[str]:
     return [part.strip() for value in values for part in str(value).split(",") if part.strip()]
 
 
-def _tasks(where: Locator, index: int, names: list[str]) -> list[str]:
+def _tasks(where: Locator, index: int, names: list[str], hint: str = "") -> list[str]:
     from posharness.plugins import tasks as task_registry
 
     for name in names:
@@ -55,7 +56,7 @@ def _tasks(where: Locator, index: int, names: list[str]) -> list[str]:
             task_registry.expand([name])
         except PosharnessError as exc:
             line = where.line_of_value("run", "tasks", name, index)
-            raise where.error("run", "tasks", str(exc), line=line) from None
+            raise where.error("run", "tasks", f"{exc}{hint}", line=line) from None
     return task_registry.expand(names)
 
 

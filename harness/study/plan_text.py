@@ -24,6 +24,7 @@ def plan_lines(
     kinds = Counter(stage.kind for stage in stages)
     left = Counter(stage.kind for stage in stages if stage.id not in done)
     lines = [f"study {study.name}: {len(study.models)} model(s), folder {folder.root}"]
+    lines += [f"  {note}" for note in study.plugins.notes]  # plugins changed since last run
     for kind in (CORPUS, PRETRAIN, EVALUATE):
         if kinds[kind]:
             lines.append(f"  {kind}: {kinds[kind]} stage(s), {left[kind]} to run")

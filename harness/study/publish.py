@@ -123,11 +123,12 @@ def _cells(row: Any) -> tuple[str, ...]:
 
 
 def write_manifest(folder: StudyFolder) -> Path:
-    """Every file the study's tables rest on, with its SHA-256: the study file, boards,
-    results, pretraining cards and logs, tables. The report is left out: it is made
-    from these."""
+    """Every file the study's tables rest on, with its SHA-256: the study file, the
+    plugins it needs (``plugins.json``), boards, results, pretraining cards and logs,
+    tables. The report is left out: it is made from these."""
     root = folder.root
-    patterns = [STUDY_COPY, "source.json", "plan.json", "missing_data.json", "boards/*",
+    patterns = [STUDY_COPY, "source.json", "plan.json", "plugins.json", "missing_data.json",
+                "boards/*",
                 "results/**/*",
                 "pretrain/*/loss_log.json", "pretrain/*/final/README.md",
                 "pretrain/*/final/pretraining.json", "pretrain/*/final/config.json",

@@ -21,10 +21,13 @@ from posharness.run.option_schema import EVALUATE, RUN_OPTIONS, Option, config_f
 from posharness.study.folder import slug
 from posharness.study.locator import Locator
 from posharness.study.name_checks import check_run, check_tables
+from posharness.study.plugins import StudyPlugins, load_study_plugins
 from posharness.study.stages import TrainingStage
 
 SECTIONS = ("study", "model", "pretrain", "run", "resources")
-STUDY_KEYS = ("name", "output", "tables", "baselines", "allow_missing", "description", "notes")
+STUDY_KEYS = (
+    "name", "output", "tables", "baselines", "allow_missing", "description", "notes", "include"
+)  # fmt: skip
 MODEL_KEYS = ("name", "label", "seeds", "model_args", "pretrain")
 RESOURCE_KEYS = ("cpus_per_pretrain", "gpus_per_pretrain", "processes_per_pretrain")
 # run options a study sets itself: each model's spec, its results folder and its board
@@ -64,6 +67,9 @@ class Study:
     resources: Mapping[str, float] = field(default_factory=dict)
     description: str = ""
     notes: tuple[str, ...] = ()  # added to every table's caption (substitute data, bounds)
+    # the plugins loaded for it ([study] include and the folder's plugins.json): what
+    # changed since the last run, and recorded plugins that are gone (study.plugins)
+    plugins: StudyPlugins = StudyPlugins()
 
     @property
     def run(self) -> Mapping[str, Any]:
@@ -99,13 +105,16 @@ def read_study(
     head = _table(where, document, "study")
     _check_keys(where, "study", head, STUDY_KEYS)
     base = base or path.parent
+    folder = folder or (base / str(head.get("output") or path.stem)).resolve()
+    # plugins first: the names checked below may be theirs
+    plugins = _plugins(where, head.get("include", []), base, folder)
     # cheapest first: table ids and run sections read declarations only; models may
     # import their family (seconds)
     tables = _names(where, "study", "tables", head.get("tables", []))
     check_tables(where, tables)
-    runs = _runs(where, document.get("run"), base)
+    runs = _runs(where, document.get("run"), base, plugins.hint())
     pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
-    models = _models(where, document.get("model"), stage, pretrain)
+    models = _models(where, document.get("model"), stage, pretrain, plugins.hint())
     labels = [m.label for m in models]
     baselines = tuple(_names(where, "study", "baselines", head.get("baselines", labels[:1])))
     for label in baselines:
@@ -117,7 +126,7 @@ def read_study(
         path=path,
         text=text,
         name=str(head.get("name") or path.stem),
-        folder=folder or (base / str(head.get("output") or path.stem)).resolve(),
+        folder=folder,
         models=models,
         runs=runs,
         tables=tuple(tables),
@@ -126,7 +135,21 @@ def read_study(
         resources={k: float(v) for k, v in resources.items()},
         description=str(head.get("description", "")),
         notes=tuple(str(note) for note in _list(where, "notes", head.get("notes", []))),
+        plugins=plugins,
     )
+
+
+def _plugins(where: Locator, given: Any, base: Path, folder: Path) -> StudyPlugins:
+    """``[study] include`` imported, then the plugins the folder's last run recorded."""
+    entries = [given] if isinstance(given, str) else given
+    if not isinstance(entries, list) or not all(isinstance(e, str) and e for e in entries):
+        raise where.error("study", "include", 'give a list of .py files: ["my_pe.py"]')
+    try:
+        return load_study_plugins(entries, base, folder)
+    except StudyFileError:
+        raise
+    except PosharnessError as exc:
+        raise where.error("study", "include", str(exc)) from None
 
 
 def _list(where: Locator, key: str, value: Any) -> list[Any]:
@@ -228,7 +251,11 @@ def _path(text: str, base: Path) -> str:
 
 
 def _models(
-    where: Locator, entries: Any, stage: TrainingStage | None, pretrain: Mapping[str, Any]
+    where: Locator,
+    entries: Any,
+    stage: TrainingStage | None,
+    pretrain: Mapping[str, Any],
+    hint: str = "",
 ) -> tuple[StudyModel, ...]:
     if not isinstance(entries, list) or not entries:
         raise where.error("", "model", "a study needs [[model]] entries, one per PE or model")
@@ -239,7 +266,7 @@ def _models(
         spec = entry.get("name")
         if not isinstance(spec, str) or not spec:
             raise where.error("model", "name", "every [[model]] needs a name")
-        _check_model_name(where, spec)
+        _check_model_name(where, spec, hint)
         trainable = stage is not None and "@" not in spec and stage.can_pretrain(spec)
         seeds = entry.get("seeds", [0] if trainable else [])
         seeds = [seeds] if isinstance(seeds, int) else seeds
@@ -269,8 +296,9 @@ def _models(
     return tuple(models)
 
 
-def _check_model_name(where: Locator, spec: str) -> None:
-    """An unknown model fails here, with close matches, before any stage runs."""
+def _check_model_name(where: Locator, spec: str, hint: str = "") -> None:
+    """An unknown model fails here, with close matches and ``hint`` (the plugin it may
+    have come from: ``StudyPlugins.hint``), before any stage runs."""
     from posharness.contracts.model_spec import parse_model_spec, registered_factory
 
     try:
@@ -279,10 +307,10 @@ def _check_model_name(where: Locator, spec: str) -> None:
         written = re.compile(rf"^\s*name\s*=\s*[\"']{re.escape(spec)}[\"']")
         line = next((n for n, text in enumerate(where.lines, 1) if written.match(text)), None)
         at = f" line {line}" if line else ""
-        raise StudyFileError(f"{where.path}{at}: [model] name: {exc}") from None
+        raise StudyFileError(f"{where.path}{at}: [model] name: {exc}{hint}") from None
 
 
-def _runs(where: Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
+def _runs(where: Locator, given: Any, base: Path, hint: str = "") -> tuple[dict[str, Any], ...]:
     """``[run]``, or several ``[[run]]`` (each its tasks, modes and protocols: fine-tunes
     in mode both, probes in all three), every one checked."""
     tables = given if isinstance(given, list) else [given if given is not None else {}]
@@ -293,7 +321,7 @@ def _runs(where: Locator, given: Any, base: Path) -> tuple[dict[str, Any], ...]:
         for table in tables
     ]
     for index, run in enumerate(runs):  # names and task options, against what is installed
-        check_run(where, index, run)
+        check_run(where, index, run, hint)
     executors = {run.get("executor", "serial") for run in runs}
     if len(executors) > 1:
         raise where.error("run", "executor", "every [[run]] of a study uses one executor")

@@ -86,6 +86,7 @@ def run_study(
             say(line)
         folder.save_study_copy(study.text, study.path)
         save_plan(stages, folder)
+        _record_plugins(study, stages, folder)
         atomic_write_json(folder.root / MISSING_FILE, planned.missing)
         ray = _ray_stages(study)
         try:
@@ -100,6 +101,17 @@ def run_study(
     if outcome.failed:
         raise StagesFailed([f"{sid}: {error}" for sid, error in outcome.failed.items()])
     return outcome
+
+
+def _record_plugins(study: Study, stages: list[Stage], folder: StudyFolder) -> None:
+    """``plugins.json``: the plugins this study's models and tasks came from, so a rerun
+    in a new process loads them without ``--include`` (``study.plugins``)."""
+    from posharness.study.dag import EVALUATE
+    from posharness.study.plugins import record_plugins
+
+    tasks = {task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"]}
+    specs = [model.spec for model in study.models]
+    record_plugins(folder.root, study.path.resolve().parent, specs, sorted(tasks))
 
 
 def _ray_stages(study: Study) -> Any:

@@ -4,78 +4,43 @@
 ``<runs root>/NAME-SIZE/`` (the runs root is ``$POSHARNESS_RUNS``, else the user's
 posharness data folder), and ``--model NAME`` then loads the newest finished model of
 NAME found there. ``NAME@RUN_FOLDER`` also takes the run folder itself, not only its
-``final/`` or ``checkpoint-N/``. Kept free of torch: the planner calls :func:`check_native`
-for every model before any data is read.
+``final/`` or ``checkpoint-N/`` (that layout: ``contracts.checkpoint_folder``, which also
+names the plugin a checkpoint was made with when its model name is unknown). Kept free of
+torch: the planner calls :func:`check_native` for every model before any data is read.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 from pathlib import Path
 
 from posharness.base.errors import ModelLoadError, OptionError
+
+# The run folder's layout is read by the core too (an unknown model name whose checkpoint
+# records its plugin): it lives there, and is this module's as well.
+from posharness.contracts.checkpoint_folder import (  # noqa: F401 (re-exported)
+    ENV_VAR,
+    FINAL,
+    loadable_folder,
+    named_runs,
+    runs_root,
+)
 from posharness.contracts.model_spec import LoadOptions
 
 NATIVE_ARGS = ("init", "size", "seed", "tokenizer", "attention")  # the zoo's own --model-args
-ENV_VAR = "POSHARNESS_RUNS"
-FINAL = "final"
-_CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 # The pretraining budget the suggested command asks for (the papers pretrain for 600k-1M
 # steps): 2,000 mini steps, about 45 min on two CPU cores, is the budget of
 # leaderboards/pe-zoo-mini-2k.json, by which TUPE-R's positional term had become local.
 SUGGESTED_STEPS = 2000
 
 
-def runs_root() -> Path:
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR]).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("posharness")) / "runs"
-
-
 def default_run_folder(name: str, size: str) -> Path:
     return runs_root() / f"{name}-{size}"
 
 
-def loadable_folder(folder: Path) -> Path | None:
-    """The model folder a user meant: ``folder`` itself when it holds a ``config.json``,
-    else the run's ``final/``, else its highest ``checkpoint-N/``; None when none is."""
-    if (folder / "config.json").is_file():
-        return folder
-    if (folder / FINAL / "config.json").is_file():
-        return folder / FINAL
-    steps = [
-        (int(match[1]), child)
-        for child in (folder.iterdir() if folder.is_dir() else ())
-        if (match := _CHECKPOINT.fullmatch(child.name)) and (child / "config.json").is_file()
-    ]
-    return max(steps)[1] if steps else None
-
-
 def newest_checkpoint(name: str) -> Path | None:
     """The most recently written model of ``name`` under the runs root (any size)."""
-    root = runs_root()
-    if not root.is_dir():
-        return None
-    found = []
-    for run in root.iterdir():
-        if not run.name.startswith(f"{name}-"):
-            continue
-        folder = loadable_folder(run)
-        if folder is not None and _holds(folder, name):
-            found.append(((folder / "config.json").stat().st_mtime, str(folder), folder))
-    return max(found)[2] if found else None
-
-
-def _holds(folder: Path, name: str) -> bool:
-    try:
-        config = json.loads((folder / "config.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(config, dict) and config.get("name") in (None, name)
+    found = named_runs(name)
+    return found[0] if found else None
 
 
 def pretrain_command(name: str) -> str:
