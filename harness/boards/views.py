@@ -96,24 +96,41 @@ def to_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(), indent=2) + "\n"
 
 
-def to_rich_table(board: Leaderboard, all_metrics: bool = False):
-    """Metrics down the side, one column per (model, mode): readable at any terminal width."""
+READABLE_WIDTH = 100  # columns a printed board fits before row settings go under it
+
+
+def to_rich_table(board: Leaderboard, all_metrics: bool = False, width: int = READABLE_WIDTH):
+    """Metrics down the side, one column per (model, mode): readable at any terminal width.
+
+    A row's settings (a corpus, a task option's file) made its column header fold over
+    20-25 lines (issue 40). When the table with them in its headers would be wider than
+    ``width`` columns, each header keeps its mode and a number, and the settings are
+    listed under the table once, ``[1] dep_heads.select_treebank=…``.
+    """
     from rich.table import Table
 
     columns = visible_columns(board, all_metrics)
-    table = Table(title=f"leaderboard: {board.name}")
+    labels = _model_labels(board)
+    table = Table(title=f"leaderboard: {board.name}", caption_justify="left")
     # Task and metric names are what a user types back (--task, --all-metrics): whole,
     # never cut to "locality_sym…" in a narrow terminal; model headers fold instead.
+    fixed = []
     for header, values in (
         ("task", [c.task for c in columns]),
         ("metric", [c.metric for c in columns]),
     ):
-        width = max((len(v) for v in [header, *values]), default=0)
-        table.add_column(header, no_wrap=True, min_width=width)
-    for row, label in zip(board.rows, _model_labels(board), strict=True):
-        values = [_marked(row, column) for column in columns]
+        fixed.append(max((len(v) for v in [header, *values]), default=0))
+        table.add_column(header, no_wrap=True, min_width=fixed[-1])
+    scores = [[_marked(row, column) for column in columns] for row in board.rows]
+    heads = [
+        [label, row.label, row.pe_family] for row, label in zip(board.rows, labels, strict=True)
+    ]
+    legend = []
+    if _width(fixed, heads, scores) > width:
+        heads, legend = _settings_legend(board, labels)
+    for head, values in zip(heads, scores, strict=True):
         table.add_column(
-            f"{label}\n{row.label}\n[dim]{row.pe_family}[/]",
+            f"{head[0]}\n{head[1]}\n[dim]{head[2]}[/]",
             justify="right",
             overflow="fold",
             min_width=max((len(v) for v in values), default=1),  # scores stay whole too
@@ -123,6 +140,33 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False):
         task = column.task if column.task != previous else ""
         previous = column.task
         table.add_row(task, column.metric, *(_marked(r, column) for r in board.rows))
-    if board.rows and any(r.flags for r in board.rows):
-        table.caption = "\n".join(flag_lines(board))
+    notes = legend + (flag_lines(board) if any(r.flags for r in board.rows) else [])
+    if notes:
+        table.caption = "\n".join(notes)
     return table
+
+
+def _width(fixed: list[int], heads: list[list[str]], scores: list[list[str]]) -> int:
+    """The table's width with no cell folded: each column plus its padding and rule."""
+    model_columns = [
+        max(len(text) for text in [*head, *values])
+        for head, values in zip(heads, scores, strict=True)
+    ]
+    return sum(w + 3 for w in fixed + model_columns) + 1
+
+
+def _settings_legend(board: Leaderboard, labels: list[str]) -> tuple[list[list[str]], list[str]]:
+    """Headers with the mode and ``[n]`` where the row has settings, and the legend lines
+    that name them once (rows with the same settings share a number)."""
+    numbers: dict[str, int] = {}
+    heads = []
+    for row, label in zip(board.rows, labels, strict=True):
+        mode, full = row.mode_label, row.label
+        if full == mode:
+            heads.append([label, mode, row.pe_family])
+            continue
+        settings = full.removeprefix(f"{mode} · ")
+        number = numbers.setdefault(settings, len(numbers) + 1)
+        heads.append([label, f"{mode} [{number}]", row.pe_family])
+    legend = [f"[{n}] {text}" for text, n in numbers.items()]
+    return heads, legend

@@ -123,7 +123,9 @@ def flag_marks(fig: Any) -> list[Any]:
 
 
 def _constant_predictions(examples: Iterable[Example]) -> list[str]:
-    """A classifier that answers (nearly) one class on a split or a probe side."""
+    """A classifier that answers (nearly) one class on a split or a probe side. The class is
+    quoted as text whatever its type, so a label id (RTE's ``'1'``) and a label name
+    (SNLI's ``'neutral'``) read alike."""
     counts: dict[tuple[str, str], Counter[Any]] = defaultdict(Counter)
     for example in examples:
         for key in PREDICTION_KEYS:
@@ -136,7 +138,7 @@ def _constant_predictions(examples: Iterable[Example]) -> list[str]:
         if total >= MIN_FOR_CONSTANT and top / total >= CONSTANT_SHARE:
             where = f" on {split}" if split else ""
             flags.append(
-                f"degenerate classifier: {key} is {value!r} for {100 * top / total:.0f} % of "
+                f"degenerate classifier: {key} is {str(value)!r} for {100 * top / total:.0f} % of "
                 f"{total} examples{where}; its deltas and tests mean nothing — train longer "
                 "or on more data"
             )

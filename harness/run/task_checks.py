@@ -13,6 +13,7 @@ as well (spaCy not installed) is the machine's and counts as missing, the rule
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ def check_task(
     try:
         task: Task = task_registry.get(name)()
         given = task_args_for(task, task_args)
+        check_option_names(task, given)
         options = resolve_options(task.spec, given)
     except PosharnessError as exc:
         found.problems = [exc]
@@ -71,6 +73,23 @@ def check_task(
     else:
         found.entry = (name, task, options, identity)
     return found
+
+
+def check_option_names(task: Task, given: Mapping[str, str]) -> None:
+    """An unknown ``--task-arg`` key fails with its close matches first (``word`` → did
+    you mean ``words``?), then the task's options with their help."""
+    from posharness.contracts.task_options import unknown_option
+
+    declared = [option.name for option in task.spec.options]
+    for key in given:
+        if key in declared:
+            continue
+        close = difflib.get_close_matches(key, declared, n=3, cutoff=0.5)
+        name = task.spec.name
+        hint = f"did you mean {', '.join(f'{name}.{c}' for c in close)}? " if close else ""
+        raise OptionError(
+            f"--task-arg {name}.{key}: {hint}{unknown_option(name, key, task.spec.options)}"
+        )
 
 
 def _defaults_fail_too(task: Any, data_dir: Path | None) -> bool:
