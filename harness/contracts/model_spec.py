@@ -132,27 +132,21 @@ def parse_model_spec(text: str) -> ModelSpec:
 def registered_factory(spec: ModelSpec) -> ModelFactory:
     """The factory of ``spec``'s name. An unknown name whose checkpoint records the plugin it
     was made with (``pe_origin`` in its config.json: origin, source and the fix, written by
-    the PE zoo for plugin schemes) says which plugin to install or include."""
-    import json
-
+    the PE zoo for plugin schemes) says which plugin to install or include: NAME@CHECKPOINT,
+    NAME@RUN_FOLDER and a bare NAME found under the runs folder alike
+    (``checkpoint_folder.missing_plugin_message``)."""
     from posharness.base.errors import UnknownNameError
     from posharness.plugins import models
 
     try:
         return models.get(spec.name)
     except UnknownNameError:
-        config = Path(spec.argument or "").expanduser() / "config.json"
-        try:
-            origin = json.loads(config.read_text()).get("pe_origin") if spec.argument else None
-        except (OSError, ValueError, AttributeError):
-            origin = None
-        if not isinstance(origin, dict):
+        from posharness.contracts.checkpoint_folder import missing_plugin_message
+
+        message = missing_plugin_message(spec.name, spec.argument)
+        if message is None:
             raise
-        raise UnknownNameError(
-            f"unknown model {spec.name!r}: {spec.argument} was made with a positional scheme "
-            f"from {origin.get('origin', 'a plugin')} {origin.get('source', '?')}: "
-            f"{origin.get('fix', 'install or --include it')}"
-        ) from None
+        raise UnknownNameError(message) from None
 
 
 def build_adapter(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:

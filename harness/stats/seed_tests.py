@@ -5,7 +5,7 @@ can see: TUPE's cells (Ke et al. 2021, Table 2) are the median of 5 seeds at the
 learning rates, Chen et al. 2023's Table 1 the mean over 5 learning rates, a board row the
 mean over its ``--seeds``. McNemar on the median run, as if it were the cell, rejects a
 true null 31-67 % of the time when per-seed accuracy varies by 5-10 points (issue 38's
-simulation, reproduced in tests/unit/core/test_seed_tests.py), so such a value is tested
+simulation, reproduced in tests/unit/core/test_stats_seeds.py), so such a value is tested
 over its runs, never over one run's examples:
 
 - both sides ran the same runs (the same labels: learning rate and seed) -> Student's

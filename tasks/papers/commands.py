@@ -66,6 +66,11 @@ def reproduce(
         _relative(str(data_dir), here) if data_dir is not None else None,
         executor,
     )
+    from posharness.study.plugins import include_line
+
+    line = include_line(out)  # this process's --include files, so a rerun loads them
+    if line:
+        text = text.replace("[study]\n", f"[study]\n{line}\n", 1)
     if out.exists() and out.read_text(encoding="utf-8") != text and not overwrite:
         raise OptionError(
             f"{out} exists and differs from the study this command writes (edited?): run it "

@@ -72,3 +72,17 @@ def test_the_help_says_how_a_pe_is_declared_and_loaded(capsys: pytest.CaptureFix
     assert cli("run", "--help") == 0
     run = " ".join(capsys.readouterr().out.split())
     assert "--include PATH A .py file or folder of plugins to import first: its @register_pe" in run
+
+
+def test_the_model_factory_raises_that_line_for_a_run_folder_spec(tmp_path: Path) -> None:
+    """registered_factory is where every loading path meets: ``fire@RUN_FOLDER`` there."""
+    from posharness.base.errors import UnknownNameError
+    from posharness.contracts.model_spec import parse_model_spec, registered_factory
+
+    run = tmp_path / "runs" / "fire-tiny"
+    checkpoint(run / "final")
+    with pytest.raises(UnknownNameError) as caught:
+        registered_factory(parse_model_spec(f"fire@{run}"))
+    assert str(caught.value).endswith("fire.py: pass --include fire.py")
+    with pytest.raises(UnknownNameError, match="unknown model"):
+        registered_factory(parse_model_spec("fire@" + str(tmp_path / "nothing")))
