@@ -64,6 +64,7 @@ def evaluate(
     limit: int | None = None,
     train_limit: int | None = None,
     overwrite: bool = False,
+    allow_missing: bool = False,
     task_args: Mapping[str, Mapping[str, Any]] | None = None,
     model_args: Mapping[str, Any] | None = None,
     data_dir: str | Path | None = None,

@@ -173,9 +173,6 @@ def _task_pairs(name: str, value: Any) -> dict[str, dict[str, str]]:
 
 # -- posharness run / posharness.evaluate() ---------------------------------------------
 DEVICE_HELP = "auto = cuda, then mps, then cpu."
-# --allow-missing reaches the CLI once evaluate() takes the keyword (harness/api.py): the
-# schema test keeps the command and evaluate()'s signature equal, option for option.
-ALLOW_MISSING_COMMANDS = frozenset({EVALUATE})
 _names_cli = {"multiple": True, "parse": split_commas, "check": _names}
 RUN_OPTIONS: tuple[Option, ...] = (
     Option("models", (), "minilm, hf:HUB_ID, hf:/local/dir, NAME@CHECKPOINT; repeat or "
@@ -218,7 +215,7 @@ RUN_OPTIONS: tuple[Option, ...] = (
            check=_switch),
     Option("allow_missing", False, "Leave out the tasks whose data is missing here (said one "
            "line each) and run the rest; option mistakes still stop the run.", bool,
-           check=_switch, commands=ALLOW_MISSING_COMMANDS),
+           check=_switch),
     Option("executor", "serial", "Run pending cells one after another here, or as Ray tasks "
            "(pip install 'posharness[ray]').", choices=("serial", "ray"), show_default=True,
            check=_text),

@@ -283,7 +283,10 @@ def plan(
         for check in left_out:
             _log.warning("posharness: %s", left_out_line(check))
     if problems:
-        could_leave_out = prepared and any(check.data_missing for check in stopped)
+        # the advice only where the flag would help: not given yet, and data is the problem
+        could_leave_out = (
+            not config.allow_missing and prepared and any(check.data_missing for check in stopped)
+        )
         raise plan_error(problems, ALLOW_MISSING_ADVICE if could_leave_out else None)
     cells = []
     dtype = resolve_dtype(config.dtype, device)

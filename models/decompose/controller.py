@@ -8,6 +8,7 @@ scores) is asked for — so runs in mode ``both`` never pay for them.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,12 @@ class Decomposition:
         known = known_model_args(family)
         for key in args:
             if key not in known:
-                takes = ", ".join([*known, ATTENTION_KEY])  # the path choice is read earlier
-                raise OptionError(f"--model-arg {key}: {spec} ({family.name}) takes {takes}")
+                choices = [*known, ATTENTION_KEY]  # the path choice is read earlier
+                close = difflib.get_close_matches(key, choices, n=1, cutoff=0.5)
+                hint = f"did you mean {close[0]}? " if close else ""
+                raise OptionError(
+                    f"--model-arg {key}: {hint}{spec} ({family.name}) takes {', '.join(choices)}"
+                )
         self.family = family
         self.attention = attention
         # Why this checkpoint can never fuse (DeBERTa v1 talking heads), read from its

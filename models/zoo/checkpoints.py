@@ -11,6 +11,7 @@ torch: the planner calls :func:`check_native` for every model before any data is
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from posharness.base.errors import ModelLoadError, OptionError
@@ -49,9 +50,14 @@ def pretrain_command(name: str) -> str:
 
 
 def missing_checkpoint_message(name: str) -> str:
+    """The one line for a zoo name with no checkpoint: the command that makes one, with
+    its time on a CPU and a cheaper variant (``pretrain.estimates``)."""
+    from posharness.models.pretrain.estimates import pretraining_advice
+
     return (
         f"model {name} has no checkpoint in {runs_root()}: make one with "
-        f"`{pretrain_command(name)}` (CORPUS: a plain-text file or a WikiExtractor folder; "
+        f"`{pretrain_command(name)}` ({pretraining_advice(name, SUGGESTED_STEPS)}; "
+        "CORPUS: a plain-text file or a WikiExtractor folder; "
         f"--model {name} then uses it), pass {name}@CHECKPOINT_FOLDER, or add "
         "--model-arg init=random for an untrained one"
     )
@@ -98,8 +104,12 @@ def check_model_args(
     declared = scheme_option_types(name, pe_args) if name else {}
     unknown = sorted(set(pe_args) - set(OPTION_TYPES) - set(GEOMETRY_KEYS) - set(declared))
     if unknown:
+        known = [*NATIVE_ARGS, *OPTION_TYPES, *GEOMETRY_KEYS, *declared]
+        close = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]}? " if close else ""
         raise OptionError(
-            f"--model-arg {unknown[0]}: zoo models take {', '.join(NATIVE_ARGS)} (e.g. "
+            f"--model-arg {unknown[0]}: {hint}{name or 'zoo models'} takes "
+            f"{', '.join(NATIVE_ARGS)} (e.g. "
             "init=random size=mini seed=0) and, with init=random, PEConfig options such as "
             "relative_buckets=64 or locality=0.3 (`posharness pretrain --help`)"
         )

@@ -4,13 +4,11 @@ never "data missing"; without the option, the error names it when other tasks co
 
 from __future__ import annotations
 
-import inspect
 import logging
 from pathlib import Path
 
 import pytest
 
-from posharness.api import evaluate
 from posharness.base.errors import OptionError, PosharnessError
 from posharness.run.option_schema import config_from
 from posharness.run.plan import plan
@@ -84,12 +82,11 @@ def test_when_every_task_lacks_data_the_run_stops_with_their_problems(
     assert "every task's data is missing" in text
 
 
-@pytest.mark.skipif(
-    "allow_missing" not in inspect.signature(evaluate).parameters,
-    reason="evaluate() does not take allow_missing yet (harness/api.py), so neither does the CLI",
-)
 def test_posharness_run_allow_missing_runs_the_rest(
-    tmp_path: Path, tiny_bert: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    tiny_bert: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     from tests.cli_helpers import run_isolated
 
@@ -102,8 +99,10 @@ def test_posharness_run_allow_missing_runs_the_rest(
         "--limit",
         "4",
         "--allow-missing",
+        "--task-arg",
+        "toeplitz.length=16",
     )
     err = capsys.readouterr().err
     assert code == 0, err
-    assert "rte left out (--allow-missing)" in err
+    assert "rte left out (--allow-missing)" in err + caplog.text  # the logger's stderr line
     assert (tmp_path / "board.json").exists()

@@ -144,3 +144,15 @@ def test_an_option_of_another_scheme_is_refused_not_stored() -> None:
     with pytest.raises(OptionError, match=r"scheme ape takes no options\): drop it"):
         config_for("bert-a", "tiny", relative_buckets=64)
     assert config_for("bert-r", "tiny", relative_buckets=64).relative_buckets == 64
+
+
+def test_a_misspelt_model_arg_names_the_model_and_a_close_match() -> None:
+    from posharness.contracts.model_spec import LoadOptions
+    from posharness.models.zoo.checkpoints import check_model_args
+
+    options = LoadOptions(model_args=(("init", "random"), ("relative_bucket", "64")))
+    with pytest.raises(OptionError) as caught:
+        check_model_args(None, options, "tupe-r")
+    text = str(caught.value)
+    assert text.startswith("--model-arg relative_bucket: did you mean relative_buckets? tupe-r")
+    assert len(text.splitlines()) == 1
