@@ -99,4 +99,5 @@ def test_killed_in_pretraining_and_in_evaluation_it_resumes_to_the_same_numbers(
     metrics = [m for row in compared for m in row.metrics if m.a is not None]
     # equal numbers are a verdict of numerical precision, never a test (stats.precision)
     assert metrics and all(abs(m.delta) < 1e-9 for m in metrics)
-    assert all(m.test is None and m.exact is not None for m in metrics)
+    # so no equal pair is tested, and those with per-example outputs say why: exact
+    assert all(m.test is None for m in metrics) and any(m.exact for m in metrics)
