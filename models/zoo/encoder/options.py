@@ -10,6 +10,9 @@ Chen et al. describe BERT-A* by the geometry it should have, not by w and s, so
 ``locality=`` and ``symmetry=`` are accepted for the attenuated schemes and turned into
 Eq. 8's parameters by ``fit_attenuation`` at ``fit_length`` tokens (128 unless given,
 the length of the identical-word probe).
+
+The option names and their types are in ``posharness.models.zoo.option_names``, which
+imports neither torch nor transformers: checking a name costs no import of the zoo.
 """
 
 from __future__ import annotations
@@ -19,17 +22,16 @@ from typing import Any
 
 from posharness.base.errors import OptionError
 from posharness.models.zoo.encoder.attenuation import fit_attenuation
-from posharness.models.zoo.encoder.config import PEConfig
 from posharness.models.zoo.encoder.presets import NAMED_MODELS
 
-# Fixed by the registered name, the size preset or the vocabulary, never by hand.
-_NOT_OPTIONS = {"name", "size", "scheme", "vocab_size", "pad_token_id", "pe_options", "pe_origin"}
-OPTION_TYPES: dict[str, str] = {
-    field: annotation
-    for field, annotation in vars(PEConfig)["__annotations__"].items()
-    if field not in _NOT_OPTIONS
-}
-GEOMETRY_KEYS = ("locality", "symmetry", "fit_length")
+# The names and types live in a module that imports no torch, so that a planner checks a
+# --model-arg before the zoo is imported; re-exported here for the zoo's own callers.
+from posharness.models.zoo.option_names import (  # noqa: F401 (re-exported)
+    GEOMETRY_KEYS,
+    OPTION_TYPES,
+    scheme_option_types,
+)
+
 _ATTENUATED = ("attenuated", "sequence")
 _TABLES = ("attenuated-table", "sequence-table")  # fitted at the model's positions
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
@@ -60,17 +62,6 @@ def _options_of(name: str) -> list[str]:
 
     generic, own = scheme_options_of(name)
     return [*sorted(set(generic) & set(OPTION_TYPES)), *own]
-
-
-def scheme_option_types(name: str, pairs: Mapping[str, str]) -> dict[str, str]:
-    """Type names of the options model ``name``'s scheme declares beyond ``PEConfig``'s."""
-    if not set(pairs) - set(OPTION_TYPES) - set(GEOMETRY_KEYS) or name not in NAMED_MODELS:
-        return {}
-    from posharness.models.zoo.encoder.config import scheme_class
-    from posharness.pe import declaration
-
-    defaults = declaration(scheme_class(NAMED_MODELS[name]["scheme"])).defaults
-    return {key: type(value).__name__ for key, value in defaults.items() if key not in OPTION_TYPES}
 
 
 def _typed(key: str, text: str, annotation: str) -> Any:

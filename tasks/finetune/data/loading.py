@@ -2,6 +2,8 @@
 
 A run of three modes reads, validates and hashes each file once: planning validates it
 (so a bad row fails before any model loads) and the cells reuse what planning read.
+Planning imports this module, so it imports no torch: the engine (and torch with it) is
+imported only when a split is encoded for a model.
 """
 
 from __future__ import annotations
@@ -11,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from posharness.tasks.finetune.engine import EncodedSplit
-
 if TYPE_CHECKING:
     from posharness.contracts.adapter import ModelAdapter
+    from posharness.tasks.finetune.engine import EncodedSplit
     from posharness.tasks.finetune.types import DatasetSpec, LoadedSplit
 
 LIMIT_SEED = 0  # --limit keeps the same examples in every mode and run
@@ -47,6 +48,8 @@ def limited(split: LoadedSplit, limit: int | None) -> LoadedSplit:
 def encode_split(
     model: ModelAdapter, split: LoadedSplit, dataset: DatasetSpec, max_length: int
 ) -> EncodedSplit:
+    from posharness.tasks.finetune.engine import EncodedSplit
+
     examples = split.examples
     pairs = any(e.text_b is not None for e in examples)
     items = model.tokenize_pairs(
