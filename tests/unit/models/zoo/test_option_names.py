@@ -30,7 +30,7 @@ _FIXED = {"name", "size", "scheme", "vocab_size", "pad_token_id", "pe_options", 
 
 def test_option_types_are_peconfig_fields_a_user_may_set():
     annotations = vars(PEConfig)["__annotations__"]
-    assert OPTION_TYPES == {k: v for k, v in annotations.items() if k not in _FIXED}
+    assert {k: v for k, v in annotations.items() if k not in _FIXED} == OPTION_TYPES
 
 
 def test_builtin_scheme_extras_are_the_declared_options_beyond_peconfig():
@@ -42,7 +42,7 @@ def test_builtin_scheme_extras_are_the_declared_options_beyond_peconfig():
         extras = {k: type(v).__name__ for k, v in defaults.items() if k not in OPTION_TYPES}
         if extras:
             declared[entry.name] = extras
-    assert BUILTIN_SCHEME_EXTRAS == declared
+    assert declared == BUILTIN_SCHEME_EXTRAS
 
 
 def test_scheme_option_types_of_a_model_names_only_its_schemes_extras():
