@@ -21,7 +21,15 @@ def test_minilm_past_its_positions_scores_at_most_the_keys_it_still_sees(tmp_pat
         output_dir=tmp_path / "results",
         cache_dir=None,
         device="cpu",
-        task_args={"passkey": {"lengths": "512,1024,2048", "truncate": "true"}},
+        # 50 documents and 25 queries a length keep the test near a minute on 2 cores
+        task_args={
+            "passkey": {
+                "lengths": "512,1024,2048",
+                "truncate": "true",
+                "documents": "50",
+                "queries": "25",
+            }
+        },
     )
     (cell,) = outcome.cells
     result = cell.result
@@ -36,7 +44,8 @@ def test_minilm_past_its_positions_scores_at_most_the_keys_it_still_sees(tmp_pat
     for length in (1024, 2048):
         cut = result.details["per_length"][str(length)]
         assert cut["truncated_to"] == 512 and cut["share_seen"] == 512 / length
-        # a document whose key sentence fell past the cut is found only by chance (1/100)
-        assert metrics[f"ndcg_at_1_truncated_len{length}"] <= cut["key_seen"] + 0.04
+        # a document whose key sentence fell past the cut is found only by chance (1/50):
+        # two lucky queries of 25 at most
+        assert metrics[f"ndcg_at_1_truncated_len{length}"] <= cut["key_seen"] + 2 / 25
     per_length = [value for name, value in metrics.items() if name != "ndcg_at_1"]
     assert metrics["ndcg_at_1"] == pytest.approx(sum(per_length) / 3)  # LongEmbed's average
