@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,6 +44,30 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("posharness"))
+
+
+# The cache folders of the runs this process is planning, innermost last (``--cache-dir``;
+# None: --no-cache). A task's ``data_identity(options, data_dir)`` is not handed the cache,
+# yet some tasks keep what planning derives from their data (the word-swap probe sets):
+# they keep it in ``run_cache_dir()``, which follows the run's --cache-dir and --no-cache.
+_RUN_CACHES: list[Path | None] = []
+
+
+@contextmanager
+def run_cache_dir_set(root: Path | None) -> Iterator[None]:
+    """Within the block, ``run_cache_dir()`` is ``root``: the runner wraps its planning in
+    it with the run's cache folder (None under ``--no-cache``)."""
+    _RUN_CACHES.append(root)
+    try:
+        yield
+    finally:
+        _RUN_CACHES.pop()
+
+
+def run_cache_dir() -> Path | None:
+    """The cache folder of the run being planned (None: caching is off); outside a run (a
+    task used on its own), ``default_cache_dir()``."""
+    return _RUN_CACHES[-1] if _RUN_CACHES else default_cache_dir()
 
 
 class FeatureCache:

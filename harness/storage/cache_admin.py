@@ -37,8 +37,9 @@ from posharness.base.errors import OptionError, OutputError
 from posharness.storage.io import in_use_by_live_process, temporary_tag
 
 # Kinds whose entries sit directly in the kind folder (every other kind shards by key):
-# random initialisations of zoo models, spaCy parses of dep_heads, the file-hash memo.
-UNSHARDED_KINDS = frozenset({"pe-init", "spacy-parses", "file-hashes"})
+# random initialisations of zoo models, spaCy parses of dep_heads, the file-hash memo, the
+# word-swap probe sets (``<inputs digest>/``, tasks/shuffle/probe_sets.py).
+UNSHARDED_KINDS = frozenset({"pe-init", "spacy-parses", "file-hashes", "shuffle-probes"})
 # An untagged staging name (``<name>.tmp``) written this recently may be a live write.
 STAGING_GRACE_S = 3600.0
 

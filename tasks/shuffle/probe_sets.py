@@ -2,8 +2,9 @@
 
 A probe set is a pure function of (the SNLI file's bytes and name, the shuffle seed, the
 builder's version, the probe): ``probes.build_probes`` says so and its provenance records
-it. So a set is kept on disk under the hash of exactly those inputs, in the user's cache
-folder (``$POSHARNESS_CACHE``), and a later plan reads its size from the kept summary
+it. So a set is kept on disk under the hash of exactly those inputs, in the run's cache
+folder (``--cache-dir``, by default ``$POSHARNESS_CACHE`` or the user's; nowhere under
+``--no-cache``), and a later plan reads its size from the kept summary
 instead of parsing ten thousand SNLI trees again (issue 40, part 4: a plan of
 ``shuffle_sr`` alone rebuilt all six sets, about a minute, every time). Planning reads
 only the summary; the records are read when a cell runs.

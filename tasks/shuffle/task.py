@@ -89,8 +89,10 @@ class ShuffleTask:
         """
         _check(self.spec.name, options)
         problems: list[PosharnessError] = []
+        from posharness.storage.cache import run_cache_dir
+
         try:
-            records, identity = self._records(options, data_dir)
+            records, identity = self._records(options, data_dir, run_cache_dir())
         except PosharnessError as exc:
             problems.append(exc)
         try:
@@ -102,18 +104,21 @@ class ShuffleTask:
         return {"probe": identity, "size": _size(records), "snli": snli}
 
     def _records(
-        self, options: Mapping[str, Any], data_dir: Path | None
+        self, options: Mapping[str, Any], data_dir: Path | None, cache_root: Path | None
     ) -> tuple[Any, dict[str, Any]]:
         """The probe's records (a prebuilt file's, as a list) or its ``ProbeSet`` (built
-        from SNLI; records read on first use), and the identity a cell records of them."""
+        from SNLI; records read on first use, the set kept under ``cache_root``, the run's
+        cache folder, None under --no-cache), and the identity a cell records of them."""
         from posharness.storage.hashing import hash_file
+        from posharness.tasks.shuffle.probe_sets import probe_set
         from posharness.tasks.shuffle.probes import read_probe
 
         if options["probes"]:
             folder = Path(str(options["probes"])).expanduser()
             path = folder if folder.is_file() else folder / f"{self.probe}.jsonl"
             return read_probe(path, self.probe), {"file": str(path), "sha256": hash_file(path)}
-        built = _built(_source_path(options, data_dir), int(options["probe_seed"]), self.probe)
+        source = _source_path(options, data_dir)
+        built = probe_set(source, int(options["probe_seed"]), self.probe, cache_root)
         if not built.size:
             raise DataError(
                 f"probe {self.probe} is empty for {built.summary['source']} (excluded: "
@@ -126,7 +131,7 @@ class ShuffleTask:
         from posharness.tasks.finetune.data.loading import limited
         from posharness.tasks.shuffle.scoring import probe_result
 
-        found, identity = self._records(ctx.options, ctx.data_dir)
+        found, identity = self._records(ctx.options, ctx.data_dir, ctx.cache.root)
         records = found if isinstance(found, list) else found.records()
         snli_ctx = replace(ctx, options=_snli_options(ctx.options))
         classifier = _snli_task().trained_classifier(model, snli_ctx)
@@ -207,15 +212,6 @@ def _source_path(options: Mapping[str, Any], data_dir: Path | None) -> Path:
             "--task-arg shuffle.probes=DIR from `posharness build-probes shuffle`"
         )
     return data_dir.joinpath(*DEFAULT_SOURCE)
-
-
-def _built(path: Path, seed: int, probe: str) -> Any:
-    """This probe's set from one SNLI file: built only for the probes a run plans, once
-    per (file bytes, seed, builder), and kept in the user's cache (``probe_sets``)."""
-    from posharness.storage.cache import default_cache_dir
-    from posharness.tasks.shuffle.probe_sets import probe_set
-
-    return probe_set(path, seed, probe, default_cache_dir())
 
 
 def _size(records: Any) -> int:
