@@ -9,13 +9,21 @@ fingerprint, which stays the weights, config and tokenizer (``models/hf/checkpoi
 two runs that end in the same weights are one model, however they were launched. No
 path of the machine that trained it is written: the corpus is named by its last path
 part and identified by its hash.
+
+The card lists every ``--model-arg`` as given (issue 39: a run with
+``hidden_dropout_prob=0`` showed only the recipe's ``dropout | True``, which is train mode,
+not a probability). The pairs reach the card through :func:`given_model_args`, set by
+``workflow.pretrain_scheme`` around the training loop, so the loop's signature does not
+carry a field only the card reads; a loop run outside it lists none.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -24,6 +32,22 @@ CARD_NAME = "README.md"
 FACTS_NAME = "pretraining.json"
 FACTS_FORMAT = "posharness-pretraining-card/1"
 CURVE_ROWS = 12  # loss records shown in the card's table (all are in pretraining.json)
+
+_MODEL_ARGS: ContextVar[tuple[tuple[str, str], ...]] = ContextVar(
+    "posharness_card_model_args", default=()
+)
+
+
+@contextmanager
+def given_model_args(pairs: Mapping[str, object]) -> Iterator[None]:
+    """Cards written inside this block list ``pairs``, the ``--model-arg KEY=VALUE`` given:
+    every one, a scheme's own option or a geometry target (``locality=``) as much as a
+    ``PEConfig`` field, each as the text given."""
+    token = _MODEL_ARGS.set(tuple((str(key), str(value)) for key, value in pairs.items()))
+    try:
+        yield
+    finally:
+        _MODEL_ARGS.reset(token)
 
 
 def card_facts(
@@ -49,6 +73,7 @@ def card_facts(
             "source": preset.source if preset else None,
             "settings": settings.recipe(),
         },
+        "model_args": dict(_MODEL_ARGS.get()),
         "corpus": {"name": Path(str(corpus)).name or str(corpus), "sha256": corpus_sha256},
         "launch": sessions,
         "step": step,
@@ -91,6 +116,7 @@ def _markdown(facts: dict[str, Any], curve: Path | None) -> str:
         "|---|---|",
         *(f"| {key} | {value} |" for key, value in recipe["settings"].items()),
         "",
+        *_model_args_lines(facts.get("model_args") or {}),
         "## Corpus",
         "",
         f"`{corpus['name']}`, sha256 `{corpus['sha256']}`",
@@ -119,3 +145,18 @@ def _markdown(facts: dict[str, Any], curve: Path | None) -> str:
     lines += [f"| {r['step']} | {r['loss']:.4f} | {r['learning_rate']:.3g} |" for r in shown]
     lines += ["", f"Every record is in `{FACTS_NAME}`."]
     return "\n".join(lines) + "\n"
+
+
+def _model_args_lines(pairs: Mapping[str, str]) -> list[str]:
+    """The ``--model-arg`` section: each pair as given, or that none was."""
+    lines = ["## Model arguments", ""]
+    if not pairs:
+        return [*lines, "None given: the scheme's configuration at this size.", ""]
+    lines += ["| --model-arg | value |", "|---|---|"]
+    lines += [f"| {_cell(key)} | {_cell(value)} |" for key, value in pairs.items()]
+    return [*lines, ""]
+
+
+def _cell(text: str) -> str:
+    """A value as a Markdown table cell (a ``|`` would end it)."""
+    return text.replace("|", "\\|")

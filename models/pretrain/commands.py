@@ -70,6 +70,8 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("bf16", False, "bfloat16 autocast (CUDA).", bool),
     Option("fp16", False, "float16 autocast with loss scaling (CUDA).", bool),
     Option("compile", False, "torch.compile the model (inductor; a C++ compiler on CPU).", bool),
+    Option("verify", False, "Before training, hash every byte of the prepared corpus against its "
+           "manifest (opening it always checks a sample).", bool),
     Option("prepared_dir", None, "Where tokenised corpora are kept, shared by every scheme and "
            "seed [default: corpora/ in the runs folder].", Path, metavar="DIR"),
     Option("model_args", None, "A PEConfig option, e.g. relative_buckets=64, tie_cls=true, or "
@@ -83,6 +85,9 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
 @include_option
 def pretrain(**values: Any) -> None:
     """Masked-LM pretraining of a native PE scheme (15 %, 80/10/10, no NSP); resumes."""
+    from posharness.models.pretrain.launch_output import quiet_unless_main
+
+    quiet_unless_main()  # under a launch, warnings once: from the main process
     from posharness.base.device import resolve_device
     from posharness.cli.console import console, err_console
     from posharness.models.pretrain.workflow import pretrain_scheme
@@ -127,6 +132,8 @@ def pretrain(**values: Any) -> None:
     planned = plan_only or values["recipe"] is not None
     planning = {"announce": announce if planned else None, "plan_only": plan_only}
     planning["budget_hours"] = budget
+    planning["verify"] = values["verify"]
+    planning["model_args"] = values["model_args"] or {}
     if not main:
         pretrain_scheme(*arguments, None, options, None, values["prepared_dir"], **planning)
         return
@@ -209,8 +216,16 @@ def _vocab_size(values: dict[str, Any], given: set[str]) -> int:
     default=None,
     help="Folder of prepared corpora [default: corpora/ in the runs folder, where pretrain looks].",
 )
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="If already prepared, hash every byte against its manifest (opening it always "
+    "checks a sample).",
+)
 @include_option
-def prepare_corpus(corpus: Path, tokenizer: str, block_size: int, out: Path | None) -> None:
+def prepare_corpus(
+    corpus: Path, tokenizer: str, block_size: int, out: Path | None, verify: bool
+) -> None:
     """Tokenise and pack a corpus once, on disk, for every scheme and seed that pretrains on
     it (pretrain does this on demand; ahead of time it can run on another machine)."""
     from posharness.cli.console import console
@@ -221,7 +236,7 @@ def prepare_corpus(corpus: Path, tokenizer: str, block_size: int, out: Path | No
         from posharness.models.zoo.checkpoints import runs_root
 
         out = runs_root() / "corpora"
-    prepared = prepare(corpus, load_tokenizer(tokenizer), block_size, out)
+    prepared = prepare(corpus, load_tokenizer(tokenizer), block_size, out, verify=verify)
     tokens = prepared.n_blocks * prepared.block_size
     console().print(
         f"{prepared.n_blocks} blocks of {prepared.block_size} tokens ({tokens} tokens) in "

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OptionError
+from posharness.base.process import is_main_process
+from posharness.models.pretrain.card import given_model_args
 
 _log = logging.getLogger(__name__)  # shown on stderr by Python's last-resort handler
 
@@ -32,6 +34,8 @@ def pretrain_scheme(
     announce: Callable[[Any], None] | None = None,
     plan_only: bool = False,
     budget_hours: float | None = None,
+    verify: bool = False,
+    model_args: dict[str, str] | None = None,
 ) -> Any:
     """Pretrain zoo model ``name`` at ``size``; rerunning the same call resumes it.
 
@@ -43,12 +47,13 @@ def pretrain_scheme(
     ``announce(plan)`` is shown the run's plan (``plan.py``) before training, which then
     stops there if ``plan_only`` (returning None). ``budget_hours``: the step count is
     what fits that time at the measured speed (``settings.steps`` is then ignored), or a
-    resumed run's own.
+    resumed run's own. ``verify``: hash every byte of the prepared corpora this run reads
+    against their manifests before training (:func:`verify_prepared`). ``model_args``: the
+    ``--model-arg`` pairs as given, which the checkpoints' cards list (``card.py``).
     """
     from transformers.utils import logging as hf_logging
 
     from posharness.models.pretrain.loop import pretrain
-    from posharness.models.pretrain.vocab import tokenizer_for
     from posharness.models.zoo.encoder import NAMED_MODELS, PEForMaskedLM, config_for
 
     if name not in NAMED_MODELS:
@@ -64,12 +69,7 @@ def pretrain_scheme(
     hf_logging.set_verbosity_error()
     if phase is not None:
         phase("training a WordPiece tokenizer" if tokenizer_source is None else "loading tokenizer")
-    from posharness.base.device import resolve_device
-    from posharness.models.pretrain.parallel import main_process_first
-
-    # Under a launch the main process trains (or loads) it; the others load its files.
-    with main_process_first(resolve_device(settings.device)):
-        tokenizer = tokenizer_for(tokenizer_source, corpus, vocab_size, out_dir)
+    tokenizer = _run_tokenizer(tokenizer_source, corpus, vocab_size, out_dir, settings.device)
     if tokenizer_source is None and len(tokenizer) < vocab_size:
         _log.warning(
             "--vocab-size %d: the corpus yields only %d WordPiece pieces, so the model's "
@@ -78,6 +78,10 @@ def pretrain_scheme(
             len(tokenizer),
             len(tokenizer),
         )
+    if verify and is_main_process():  # one disk: the main process reads it for all
+        if phase is not None:
+            phase("verifying the prepared corpus")
+        verify_prepared(corpus, tokenizer, settings, prepared_root)
     if phase is not None:
         phase("reading and tokenising the corpus")
 
@@ -98,7 +102,55 @@ def pretrain_scheme(
             announce(plan)
         if plan_only:
             return None
-    return pretrain(build, tokenizer, corpus, out_dir, settings, progress, prepared_root)
+    with given_model_args(model_args or {}):
+        return pretrain(build, tokenizer, corpus, out_dir, settings, progress, prepared_root)
+
+
+def _run_tokenizer(
+    source: str | None, corpus: Path, vocab_size: int, out_dir: Path, device: str
+) -> Any:
+    """The run's tokenizer; only the main process writes ``out_dir/tokenizer``.
+
+    Under a launch the main process trains (or loads) it and saves it into the run folder
+    first; the others then read what it wrote, or load ``source`` as it did, and write
+    nothing (issue 39: every process used to save a ``--tokenizer`` into the run folder).
+    """
+    from posharness.base.device import resolve_device
+    from posharness.models.pretrain.parallel import main_process_first
+    from posharness.models.pretrain.vocab import load_tokenizer, tokenizer_for
+
+    with main_process_first(resolve_device(device)):
+        if is_main_process():
+            return tokenizer_for(source, corpus, vocab_size, out_dir)
+        return load_tokenizer(source if source is not None else str(Path(out_dir) / "tokenizer"))
+
+
+def verify_prepared(
+    corpus: Path, tokenizer: Any, settings: Any, prepared_root: Path | None
+) -> list[Path]:
+    """Hash every byte of each prepared corpus the run would read (one per block size of
+    its phases) against its manifest's sha256: ``--verify``. The sampled check on every
+    open misses rows swapped between unsampled places; this does not. A damaged
+    preparation is one line that says to delete and prepare it again
+    (``prepared_check.damaged``); one not prepared yet has nothing to verify. Costs one
+    read of the corpus (its identity) and of each preparation. Returns the folders checked.
+    """
+    from posharness.models.pretrain.checkpoint import vocabulary_identity
+    from posharness.models.pretrain.corpus import corpus_identity
+    from posharness.models.pretrain.prepared import load_prepared, prepared_key
+
+    if prepared_root is None:
+        from posharness.models.zoo.checkpoints import runs_root
+
+        prepared_root = runs_root() / "corpora"
+    sizes = {settings.block_size, settings.long_block_size} - {None}
+    corpus_sha256, tokenizer_sha256 = corpus_identity(corpus), vocabulary_identity(tokenizer)
+    checked = []
+    for block_size in sorted(sizes):
+        folder = Path(prepared_root) / prepared_key(corpus_sha256, tokenizer_sha256, block_size)
+        if load_prepared(folder, vocabulary=len(tokenizer), verify=True) is not None:
+            checked.append(folder)
+    return checked
 
 
 def _plan(

@@ -30,10 +30,16 @@ pytestmark = pytest.mark.usefixtures("one_thread")  # tests/unit/models/conftest
 
 STEPS = 6
 NO_DROPOUT = ("hidden_dropout_prob=0", "attention_probs_dropout_prob=0")
+VOCABULARY = ("--vocab-size", "5000")  # more than the toy corpus yields: a warning
 
 
 def run_pretrain(
-    out: Path, corpus: Path, processes: int, *extra: str, kill_at: str | None = None
+    out: Path,
+    corpus: Path,
+    processes: int,
+    *extra: str,
+    kill_at: str | None = None,
+    environment: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess:
     launcher = [sys.executable]
     if processes > 1:
@@ -53,6 +59,7 @@ def run_pretrain(
         env.pop(name, None)
     if kill_at:
         env["POSHARNESS_KILL_AT"] = kill_at
+    env |= environment or {}
     return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env)
 
 
@@ -64,9 +71,9 @@ def final_weights(out: Path) -> dict[str, torch.Tensor]:
 
 def test_two_processes_equal_one_with_the_same_global_batch(corpus, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
-    proc = run_pretrain(one, corpus, 1)
+    proc = run_pretrain(one, corpus, 1, *VOCABULARY)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    proc = run_pretrain(two, corpus, 2)
+    proc = run_pretrain(two, corpus, 2, *VOCABULARY)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
     assert len(losses(two / "loss_log.json")) == STEPS
@@ -91,6 +98,9 @@ def test_two_processes_equal_one_with_the_same_global_batch(corpus, tmp_path):
     names = {p.relative_to(two).as_posix() for p in two.rglob("*")}
     assert names == {p.relative_to(one).as_posix() for p in one.rglob("*")}
     assert proc.stdout.count("6 steps, final loss") == 1  # one process reports
+    # Warnings once, from the main process (launch_output.py): the corpus yields fewer
+    # pieces than --vocab-size asks, which every process used to say.
+    assert proc.stderr.count("WordPiece pieces") == 1, proc.stderr[-2000:]
 
 
 def test_a_killed_launch_resumes_on_another_number_of_processes(corpus, tmp_path):
