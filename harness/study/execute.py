@@ -11,13 +11,18 @@ stages done, the seconds per stage so far and the time left at that rate, at mos
 ``$POSHARNESS_PROGRESS_SECONDS`` (60); inside an evaluation stage, the work of a cell that
 lasts longer (a fine-tuning) the same way; a pretraining stage writes its own progress
 lines into its log, whose path the stage's first line names.
+
+A corpus or pretraining command runs from the study folder with every absolute path in
+its command line written relative to that folder (:func:`run_commands`), so its log —
+the command as run, then the command's own output — names no path of this machine, and
+``cd STUDY && posharness ...`` reruns the logged line.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,12 +102,48 @@ def run_one(
 ) -> str | None:
     """One stage, to the end; None when it finished, else its one-line error."""
     if stage.kind in (CORPUS, PRETRAIN):
-        for argv in stage.commands:
-            error = run_command(argv, folder.log(stage.id))
+        return run_commands(stage.commands, folder.root, folder.log(stage.id))
+    return _evaluate(stage, say)
+
+
+def run_commands(
+    commands: Sequence[Sequence[str]], root: Path, log: Path, launcher: Sequence[str] = ()
+) -> str | None:
+    """``posharness`` commands in order, run from the study folder ``root`` with their
+    paths relative to it; None, or the first one-line error (``child.run_command``).
+
+    The log line, the command's output and an error naming the log then hold relative
+    paths only (issue 39, part 8: logs held this machine's paths).
+    """
+    root = Path(root).absolute()
+    log = Path(log).absolute()
+    where = log.relative_to(root) if log.is_relative_to(root) else log
+    with _inside(root):
+        for argv in commands:
+            error = run_command(study_relative(argv, root), where, launcher)
             if error is not None:
                 return error
-        return None
-    return _evaluate(stage, say)
+    return None
+
+
+def study_relative(argv: Sequence[str], root: Path) -> list[str]:
+    """``argv`` with each absolute path written relative to the study folder ``root``.
+
+    A path inside the folder becomes its path from there. One outside it goes through
+    the real (symlink-free) paths of both, since the kernel resolves ``..`` from the
+    folder's real location: a ``..`` taken lexically from a folder reached through a
+    symlink would lead elsewhere.
+    """
+    root = Path(root).absolute()
+    written = []
+    for arg in argv:
+        if not os.path.isabs(arg):
+            written.append(arg)
+        elif Path(arg).is_relative_to(root):
+            written.append(os.path.relpath(arg, root))
+        else:
+            written.append(os.path.relpath(os.path.realpath(arg), os.path.realpath(root)))
+    return written
 
 
 def record(
@@ -152,8 +193,9 @@ class _CellLines:
 
 @contextlib.contextmanager
 def _inside(folder: Path) -> Iterator[None]:
-    """Evaluate from the study folder: checkpoints are named relative to it, so results and
-    boards hold no path of this machine (every other path handed to evaluate is absolute)."""
+    """Work from the study folder: evaluation names checkpoints relative to it, so results
+    and boards hold no path of this machine (every other path handed to evaluate is
+    absolute); a corpus or pretraining command's paths are relative to it."""
     before = os.getcwd()
     os.chdir(folder)
     try:

@@ -69,7 +69,8 @@ class RayStages:
         corpora = [s for s in stages if s.kind == CORPUS]
         for stage in corpora:  # first: every pretraining job reads what they prepare
             say(f"{stage.id}: running on Ray")
-            error = ray.get(remote.remote(stage.commands, str(folder.log(stage.id)), ()))
+            log = str(folder.log(stage.id))
+            error = ray.get(remote.remote(stage.commands, str(folder.root), log, ()))
             record(stage, folder, training, error, outcome, say)
         jobs = {}
         for stage in (s for s in stages if s.kind != CORPUS):
@@ -77,7 +78,8 @@ class RayStages:
                 outcome.blocked[stage.id] = next(d for d in stage.depends if d in outcome.failed)
                 continue
             say(f"{stage.id}: submitted to Ray")
-            ref = remote.remote(stage.commands, str(folder.log(stage.id)), self.launcher())
+            log = str(folder.log(stage.id))
+            ref = remote.remote(stage.commands, str(folder.root), log, self.launcher())
             jobs[ref] = stage
         folder.mark_running([s.id for s in jobs.values()])
         while jobs:
@@ -99,12 +101,10 @@ class RayStages:
             self.connected = False
 
 
-def _stage_task(commands: Any, log: str, launcher: tuple[str, ...]) -> str | None:
-    """On a worker: the stage's commands in order; None, or the first one-line error."""
-    from posharness.study.child import run_command
+def _stage_task(commands: Any, root: str, log: str, launcher: tuple[str, ...]) -> str | None:
+    """On a worker: the stage's commands in order, from the study folder with paths
+    relative to it, as a serial study runs them (``execute.run_commands``); None, or the
+    first one-line error."""
+    from posharness.study.execute import run_commands
 
-    for argv in commands:
-        error = run_command(argv, Path(log), launcher)
-        if error is not None:
-            return error
-    return None
+    return run_commands(commands, Path(root), Path(log), launcher)

@@ -1,15 +1,19 @@
-"""plan.json names the corpus relative to the study file, and a finished study folder holds
-no path of the machine that ran it (issue 39, part 8)."""
+"""plan.json names the corpus relative to the study file, the stage logs name paths
+relative to the study folder, and a finished study folder holds no path of the machine
+that ran it (issue 39, part 8)."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from posharness.study import execute
 from posharness.study.changes import changed_stages, portable_settings, save_plan
 from posharness.study.dag import CORPUS, PRETRAIN, Stage
+from posharness.study.execute import run_commands, study_relative
 from posharness.study.folder import PLAN_FILE, StudyFolder
 from tests.unit.study.conftest import PRETRAIN_STUDY, write_study
 
@@ -59,6 +63,69 @@ def test_only_absolute_paths_are_rewritten() -> None:
     assert portable_settings(value, "/x") == {"a": ["y/z", "<study>/k", "plain", 3], "b": ["q"]}
 
 
+def test_stage_commands_run_from_the_study_folder_with_relative_paths(tmp_path, monkeypatch):
+    """What a corpus or pretraining stage hands ``child.run_command`` (which writes the
+    command into the log and runs it): relative paths, from the study folder."""
+    root = tmp_path / "study"
+    root.mkdir()
+    seen = []
+
+    def run_command(argv, log, launcher=()):
+        seen.append((list(argv), str(log), os.getcwd(), tuple(launcher)))
+
+    monkeypatch.setattr(execute, "run_command", run_command)
+    before = os.getcwd()
+    commands = [
+        ["prepare-corpus", "--corpus", str(tmp_path / "data" / "corpus.txt"), "--block-size",
+         "16", "--out", str(root / "corpus" / "prepared"), "--tokenizer", "bert-base-uncased"],
+        ["pretrain", "--model", "bert-a", "--out", str(root / "pretrain" / "bert-a-seed0")],
+    ]  # fmt: skip
+    assert run_commands(commands, root, root / "logs" / "corpus.log", ("accelerate",)) is None
+    assert os.getcwd() == before
+    here = os.path.realpath(root)
+    assert seen == [
+        (
+            [
+                "prepare-corpus",
+                "--corpus",
+                os.path.join("..", "data", "corpus.txt"),
+                "--block-size",
+                "16",
+                "--out",
+                os.path.join("corpus", "prepared"),
+                "--tokenizer",
+                "bert-base-uncased",
+            ],
+            os.path.join("logs", "corpus.log"),
+            here,
+            ("accelerate",),
+        ),  # fmt: skip
+        (
+            ["pretrain", "--model", "bert-a", "--out", os.path.join("pretrain", "bert-a-seed0")],
+            os.path.join("logs", "corpus.log"),
+            here,
+            ("accelerate",),
+        ),  # fmt: skip
+    ]
+
+
+def test_a_path_outside_a_symlinked_study_folder_still_leads_to_it(tmp_path) -> None:
+    """The study folder reached through a symlink one level deeper than its real place:
+    a lexical ``..`` from the link would leave the real folder one level too high."""
+    (tmp_path / "real" / "study").mkdir(parents=True)
+    (tmp_path / "data").mkdir()
+    corpus = tmp_path / "data" / "corpus.txt"
+    corpus.write_text("text\n")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "real")
+    root = tmp_path / "a" / "link" / "study"
+    inside = root / "corpus" / "tokenizer"
+    (written_corpus, written_inside) = study_relative([str(corpus), str(inside)], root)
+    assert written_inside == os.path.join("corpus", "tokenizer")
+    assert not os.path.isabs(written_corpus)
+    assert os.path.samefile(os.path.join(os.path.realpath(root), written_corpus), corpus)
+
+
 @pytest.mark.slow
 def test_a_finished_study_folder_holds_no_machine_path(tmp_path, corpus) -> None:
     from posharness.study.workflow import run_study
@@ -69,7 +136,6 @@ def test_a_finished_study_folder_holds_no_machine_path(tmp_path, corpus) -> None
     run_study(study, lambda line: None)
     folder = tmp_path / "study"
     assert (folder / "pretrain").is_dir() and (folder / PLAN_FILE).is_file()
-    # The stage logs are the commands' own output, written by the study runner (execute.py),
-    # which still names this machine's folders: left to the runner (issue 39 report).
-    found = [line for line in machine_paths(folder, tmp_path) if not line.startswith("logs/")]
-    assert found == []
+    assert sorted(p.name for p in (folder / "logs").iterdir())  # the stage logs are checked
+    # The stage logs too: each command ran from the study folder with relative paths.
+    assert machine_paths(folder, tmp_path) == []
