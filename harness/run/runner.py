@@ -32,6 +32,7 @@ from posharness.run.config import RunConfig
 from posharness.run.executors import serial
 from posharness.run.launch import agreed_finished, agreed_refusal, cache_for, join, sweep_on_main
 from posharness.run.plan import Cell, plan
+from posharness.storage.cache import run_cache_dir_set
 from posharness.storage.hashing import remember_file_hashes_in
 
 
@@ -52,7 +53,8 @@ def run(
     join(device)  # under a launch: the process group, through accelerate
     if config.cache_dir is not None:
         remember_file_hashes_in(config.cache_dir / "file-hashes")
-    cells = plan(config, device, reporter.progress)
+    with run_cache_dir_set(config.cache_dir):  # probe sets built while planning go there too
+        cells = plan(config, device, reporter.progress)
     sweep_on_main((config.output_dir, config.cache_dir))  # a SIGKILLed run's temporaries
     if admit is not None:
         refusal = agreed_refusal(admit, cells)

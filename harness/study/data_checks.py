@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from posharness.base.errors import OptionError, PlanProblems, PosharnessError
+from posharness.storage.cache import run_cache_dir_set
 from posharness.study.locator import Locator
 
 
@@ -29,7 +30,9 @@ def data_problems(study: Any, results: Any) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for index, run in enumerate(study.runs):
         config = config_from({**run, "models": ["checked-per-stage"], "output_dir": results})
-        for task, problems in _run_problems(where, index, config).items():
+        with run_cache_dir_set(config.cache_dir):  # the study's cache, as its runs use
+            problems_of = _run_problems(where, index, config)
+        for task, problems in problems_of.items():
             found.setdefault(task, [])
             found[task] += [p for p in problems if p not in found[task]]
     return found

@@ -26,6 +26,14 @@ class RayStages:
     def __init__(self, study: Study) -> None:
         from posharness.run.executors.ray import RaySettings
 
+        try:  # refused here, before any stage runs, not as a traceback in the first one
+            import ray  # noqa: F401
+        except ImportError:
+            raise OptionError(
+                "[run] executor = \"ray\" needs Ray: pip install 'posharness[ray]' (or "
+                'pip install ray), or set executor = "serial"'
+            ) from None
+
         self.cpus = study.resources.get("cpus_per_pretrain", 1.0)
         self.gpus = study.resources.get("gpus_per_pretrain", 0.0)
         self.processes = int(study.resources.get("processes_per_pretrain", 1))

@@ -95,7 +95,7 @@ def check_model_args(
     pe_args = {k: v for k, v in options.model_args if k not in NATIVE_ARGS}
     if not pe_args:
         return pe_args  # the option names live beside PEConfig, whose import costs seconds
-    from posharness.models.zoo.encoder.options import (
+    from posharness.models.zoo.option_names import (
         GEOMETRY_KEYS,
         OPTION_TYPES,
         scheme_option_types,

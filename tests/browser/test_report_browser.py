@@ -27,7 +27,9 @@ if not (Path(CHROMIUM).is_file() and Path(DRIVER).is_file()):
         "no Chromium: apt-get install chromium chromium-driver (Debian), as .ci/run does",
         allow_module_level=True,
     )
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed: pip install -e '.[browser]'"
+)
 
 INIT, TRAINED = ROOT / "leaderboards/pe-zoo-mini-init.json", ROOT / "leaderboards/pe-zoo-mini.json"
 

@@ -12,6 +12,7 @@ import pytest
 from tests.unit.study.conftest import PRETRAIN_STUDY, write_study
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[ray]'")
 
 
 def test_gpus_a_pretraining_job_asks_for_that_no_node_has_are_one_line(

@@ -14,8 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from posharness.models.zoo.encoder.config import PEConfig
 from posharness.models.zoo.option_names import (
     BUILTIN_SCHEME_EXTRAS,
@@ -81,11 +79,6 @@ def test_a_fine_tune_data_check_imports_no_torch(tmp_path: Path):
     assert out == "['dev', 'train']"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="models/zoo/checkpoints.py still imports the names from encoder.options, whose "
-    "package imports transformers and torch; it must import posharness.models.zoo.option_names",
-)
 def test_a_plan_with_a_zoo_option_typo_fails_before_torch_is_imported(tmp_path: Path):
     root = write_rte(tmp_path)
     out = _without_torch(

@@ -135,7 +135,7 @@ def test_heads_picked_on_a_selection_treebank_are_scored_on_the_input(tmp_path, 
 @pytest.fixture(scope="module")
 def toy_pipeline(tmp_path_factory) -> tuple[Path, list]:
     """A real spaCy parser trained on trees read from a CoNLL-U file this test writes."""
-    pytest.importorskip("spacy")
+    pytest.importorskip("spacy", reason="spaCy is not installed: pip install -e '.[parse]'")
     from tests.spacy_toy import toy_treebank, train_parser
 
     folder = tmp_path_factory.mktemp("toy-parser")

@@ -21,7 +21,7 @@ from posharness.tasks.dep_heads.spacy_parse import (
 )
 from posharness.tasks.dep_heads.tree import ROOT, Sentence, conllu_lines
 
-spacy = pytest.importorskip("spacy")
+spacy = pytest.importorskip("spacy", reason="spaCy is not installed: pip install -e '.[parse]'")
 
 from tests.spacy_toy import toy_treebank, train_parser  # noqa: E402
 

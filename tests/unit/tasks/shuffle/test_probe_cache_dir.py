@@ -119,10 +119,6 @@ def test_posharness_cache_counts_a_kept_set_as_one_entry(tmp_path: Path):
     assert kinds[probe_sets.FOLDER].entries == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="harness/run/runner.py must plan inside run_cache_dir_set(config.cache_dir)",
-)
 @pytest.mark.parametrize("cache", ["run-cache", None], ids=["cache-dir", "no-cache"])
 def test_a_run_plans_its_probe_sets_into_its_own_cache_dir(
     tmp_path: Path, tiny_bert: Path, cache: str | None
