@@ -66,7 +66,7 @@ def check_task(
         found.data_missing = True
     except OptionError as exc:
         found.problems = [exc]
-        found.data_missing = not given or _defaults_fail_too(task, data_dir)
+        found.data_missing = not given or defaults_fail_too(task, data_dir)
     except PosharnessError as exc:
         found.problems = [exc]
         found.data_missing = True
@@ -92,7 +92,7 @@ def check_option_names(task: Task, given: Mapping[str, str]) -> None:
         )
 
 
-def _defaults_fail_too(task: Any, data_dir: Path | None) -> bool:
+def defaults_fail_too(task: Any, data_dir: Path | None) -> bool:
     """Whether the task's default options meet an option error too (the machine's)."""
     try:
         task.data_identity(resolve_options(task.spec, {}), data_dir)

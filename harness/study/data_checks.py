@@ -44,6 +44,7 @@ def _run_problems(where: Locator, index: int, config: Any) -> dict[str, list[str
     from posharness.contracts.task import ReadsData, resolve_options
     from posharness.plugins import tasks as task_registry
     from posharness.run.plan import check_task_arg_targets, task_args_for
+    from posharness.run.task_checks import defaults_fail_too
 
     names = task_registry.expand(config.tasks)
     check_task_arg_targets(config.task_args, names)
@@ -60,7 +61,7 @@ def _run_problems(where: Locator, index: int, config: Any) -> dict[str, list[str
         try:
             task.data_identity(options, config.data_dir)
         except OptionError as exc:
-            if given and not _defaults_fail_too(task, config.data_dir):
+            if given and not defaults_fail_too(task, config.data_dir):
                 raise _file_error(where, index, name, given, exc) from None
             found[name] = [str(exc)]
         except PlanProblems as several:
@@ -68,19 +69,6 @@ def _run_problems(where: Locator, index: int, config: Any) -> dict[str, list[str
         except PosharnessError as exc:
             found[name] = [str(exc)]
     return found
-
-
-def _defaults_fail_too(task: Any, data_dir: Any) -> bool:
-    """Whether the task's default options meet an option error too (the machine's)."""
-    from posharness.contracts.task import resolve_options
-
-    try:
-        task.data_identity(resolve_options(task.spec, {}), data_dir)
-    except OptionError:
-        return True
-    except PosharnessError:
-        return False
-    return False
 
 
 def _file_error(

@@ -18,28 +18,9 @@ from posharness.base.errors import DataError
 from posharness.boards import leaderboard as lb
 from posharness.contracts.results import Metric, read_result
 from posharness.report.locate import ResultLocator
+from tests.plugin_sources import scaled_bias
 from tests.result_factory import save_cell, synthetic_result
 
-PLUGIN = '''"""A learned bias per head and clipped offset, scaled."""
-
-from torch import nn
-
-from posharness.pe import LogitTerm, register_pe, relative_offsets
-
-SCALE = 1.0
-
-
-@register_pe("@@NAME@@", defaults={"max_distance": 4})
-class ScaledBias(LogitTerm):
-    def __init__(self, config, max_distance=4):
-        super().__init__()
-        self.max_distance = max_distance
-        self.bias = nn.Embedding(2 * max_distance + 1, config.num_attention_heads)
-
-    def forward(self, positions):
-        k = relative_offsets(positions).clamp(-self.max_distance, self.max_distance)
-        return SCALE * self.bias(k + self.max_distance).permute(0, 3, 1, 2)
-'''
 TINY_PROBE = {"words": "4", "length": "16", "bootstrap": "0", "paired_replicates": "0"}
 
 
@@ -52,7 +33,7 @@ def test_an_edited_plugin_pe_rerun_into_its_folder_supersedes_its_rows_and_repor
 
     name = f"t-edited-{uuid.uuid4().hex[:8]}"
     plugin = tmp_path / "edited_bias.py"
-    plugin.write_text(PLUGIN.replace("@@NAME@@", name))
+    plugin.write_text(scaled_bias(name))
     include_paths([plugin])
     board = tmp_path / "results" / "board.json"
 

@@ -21,28 +21,8 @@ import pytest
 from posharness.base.errors import StudyFileError
 from posharness.study.plugins import PLUGINS_FILE, include_line, load_study_plugins
 from posharness.study.workflow import plan_study, run_study, study_status
+from tests.plugin_sources import scaled_bias
 from tests.unit.study.conftest import write_study
-
-PLUGIN = '''"""A learned bias per head and clipped offset, scaled."""
-
-from torch import nn
-
-from posharness.pe import LogitTerm, register_pe, relative_offsets
-
-SCALE = 1.0
-
-
-@register_pe("@@NAME@@", defaults={"max_distance": 4})
-class ScaledBias(LogitTerm):
-    def __init__(self, config, max_distance=4):
-        super().__init__()
-        self.max_distance = max_distance
-        self.bias = nn.Embedding(2 * max_distance + 1, config.num_attention_heads)
-
-    def forward(self, positions):
-        k = relative_offsets(positions).clamp(-self.max_distance, self.max_distance)
-        return SCALE * self.bias(k + self.max_distance).permute(0, 3, 1, 2)
-'''
 
 STUDY = """
 [study]
@@ -102,7 +82,7 @@ def _plugin_study(tmp_path: Path, include_key: bool = False) -> tuple[str, Path,
     name = f"t-travel-{uuid.uuid4().hex[:8]}"
     plugin = tmp_path / "plugins" / "scaled_bias.py"
     plugin.parent.mkdir()
-    plugin.write_text(PLUGIN.replace("@@NAME@@", name))
+    plugin.write_text(scaled_bias(name))
     include = 'include = ["plugins/scaled_bias.py"]\n' if include_key else ""
     text = STUDY.replace("@@NAME@@", name).replace("@@INCLUDE@@", include)
     return name, plugin, write_study(tmp_path, text)

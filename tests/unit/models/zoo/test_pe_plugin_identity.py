@@ -8,33 +8,14 @@ positional term. Each run here is a fresh interpreter, as a researcher's would b
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from tests.cli_helpers import posharness_cli
+from tests.plugin_sources import scaled_bias
 
-PLUGIN = textwrap.dedent(
-    '''
-    """A learned bias per head and clipped offset, scaled."""
-    from torch import nn
-    from posharness.pe import LogitTerm, register_pe, relative_offsets
-
-    SCALE = 1.0
-
-    @register_pe("t-scaled-bias", defaults={"max_distance": 4})
-    class ScaledBias(LogitTerm):
-        def __init__(self, config, max_distance=4):
-            super().__init__()
-            self.max_distance = max_distance
-            self.bias = nn.Embedding(2 * max_distance + 1, config.num_attention_heads)
-
-        def forward(self, positions):
-            k = relative_offsets(positions).clamp(-self.max_distance, self.max_distance)
-            return SCALE * self.bias(k + self.max_distance).permute(0, 3, 1, 2)
-    '''
-)
+PLUGIN = scaled_bias("t-scaled-bias")
 
 
 def run(tmp_path: Path, plugin: Path, *extra: str, model: str = "t-scaled-bias"):
