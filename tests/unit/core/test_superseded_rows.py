@@ -20,10 +20,12 @@ from posharness.contracts.results import Metric, read_result
 from posharness.report.locate import ResultLocator
 from tests.plugin_sources import scaled_bias
 from tests.result_factory import save_cell, synthetic_result
+from tests.unit.models.zoo.test_check_pe import scratch  # noqa: F401 (a fixture)
 
 TINY_PROBE = {"words": "4", "length": "16", "bootstrap": "0", "paired_replicates": "0"}
 
 
+@pytest.mark.usefixtures("scratch")  # the plugin's registration ends with the test
 def test_an_edited_plugin_pe_rerun_into_its_folder_supersedes_its_rows_and_reports(
     tmp_path: Path,
 ) -> None:
