@@ -31,6 +31,7 @@ from posharness.stats.paired_tests import (
 )
 from posharness.stats.precision import (
     EQUAL,
+    EXACT_PREFIX,
     NO_VARIABILITY,
     PRECISION,
     constant,
@@ -68,9 +69,6 @@ def paired_test(
     if kind.aggregate == "mean":
         return _test_mean(a.examples, b.examples, metric, kind, score_a.mean, score_b.mean, seed)
     return _test_aggregate(a, b, metric, score_a.mean, score_b.mean, seed)
-
-
-EXACT_PREFIX = "exact: "  # a note that says why no test is needed
 
 
 def _test_over_runs(

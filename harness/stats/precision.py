@@ -24,6 +24,7 @@ import numpy as np
 
 PRECISION = 1e-6
 EQUAL = "equal within numerical precision"
+EXACT_PREFIX = "exact: "  # a note that says why no test is needed
 NO_VARIABILITY = "no sampling variability"
 
 

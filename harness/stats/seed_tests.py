@@ -32,6 +32,7 @@ import numpy as np
 from posharness.stats.paired_tests import CONFIDENCE, PairedTest
 from posharness.stats.precision import (
     EQUAL,
+    EXACT_PREFIX,
     NO_VARIABILITY,
     PRECISION,
     constant,
@@ -43,7 +44,6 @@ from posharness.stats.precision import (
 MIN_RUNS = 3  # a side with fewer runs has no estimate of their spread worth a test
 PAIRED_T = "paired-t"
 WELCH_T = "welch-t"
-EXACT_PREFIX = "exact: "  # as metric_test.EXACT_PREFIX: a note that says why no test is needed
 SD_FLOOR = 1e-12  # d_z is printed only above it (stats.precision's reasoning)
 
 

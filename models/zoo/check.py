@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from posharness.base.errors import PosharnessError
+from posharness.models.zoo.check_faults import raised_line
 from posharness.pe import registry
 
 TOLERANCE = 1e-9  # float64: anything above is a different computation, not rounding
@@ -77,7 +78,7 @@ def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
     except PosharnessError:
         raise  # a bad name or option: the command's own one-line error
     except Exception as exc:  # the scheme's code fails while the model is built
-        return [CheckOutcome("build", False, _raised("building the tiny model", exc))]
+        return [CheckOutcome("build", False, raised_line("building the tiny model", exc))]
     checks: list[tuple[str, Callable[[], str]]] = [
         ("seeded", bench.seeded),
         ("structure", bench.structure),
@@ -109,42 +110,7 @@ def _outcome(check: str, run: Callable[[], str]) -> CheckOutcome:
     except PECheckError as failure:
         return CheckOutcome(check, False, str(failure))
     except Exception as exc:  # a fault in the scheme's code: this check's line, the rest run
-        return CheckOutcome(check, False, _raised(f"the {check} check", exc))
-
-
-# Messages of faults a scheme's author makes, read from what torch raises, and what they mean.
-_STRUCTURAL = (
-    (
-        "meta tensor",
-        "a tensor the scheme holds as a plain attribute, not an nn.Parameter or a registered "
-        "buffer (from_pretrained builds the model on the meta device and cannot place it)",
-    ),
-    (
-        "expected device meta",
-        "a tensor the scheme holds as a plain attribute, not an nn.Parameter or a registered "
-        "buffer (from_pretrained builds the model on the meta device and cannot place it)",
-    ),
-    (
-        "size of tensor",
-        "a term of the wrong shape: a LogitTerm returns [B or 1, H or 1, n, n], an input "
-        "embedding [B or 1, n, D], a query/key transform the shape of its input",
-    ),
-    (
-        "must match the size",
-        "a term of the wrong shape: a LogitTerm returns [B or 1, H or 1, n, n], an input "
-        "embedding [B or 1, n, D], a query/key transform the shape of its input",
-    ),
-    ("shape", "a tensor of the wrong shape in the scheme's forward"),
-)
-
-
-def _raised(where: str, exc: Exception) -> str:
-    """One line for an exception from a scheme's code: what it likely means, then what
-    torch said (its first line)."""
-    said = (str(exc).strip().splitlines() or [""])[0]
-    meaning = next((text for key, text in _STRUCTURAL if key in said), None)
-    head = f"{where} raised {type(exc).__name__}"
-    return f"{head}: {meaning}: {said}" if meaning else f"{head}: {said}"
+        return CheckOutcome(check, False, raised_line(f"the {check} check", exc))
 
 
 def assert_pe_ok(name: str, seed: int = 0, **options: Any) -> None:

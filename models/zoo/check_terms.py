@@ -29,7 +29,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from posharness.models.zoo.check import PECheckError, _raised
+from posharness.models.zoo.check import PECheckError
+from posharness.models.zoo.check_faults import raised_line
 from posharness.pe import registry
 
 _READS_CONTENT = (
@@ -200,6 +201,6 @@ def structural_faults(model: Any, config: Any, n: int) -> tuple[list[str], bool,
             faults.append(str(fault))
             unusable = True
         except Exception as exc:  # the scheme's own code fails on its own term
-            faults.append(_raised(f"evaluating the term of {unit.where}", exc))
+            faults.append(raised_line(f"evaluating the term of {unit.where}", exc))
             unusable = True
     return faults, bool(plain), unusable
