@@ -7,6 +7,14 @@ from pathlib import Path
 
 import pytest
 
+# Under pytest-xdist (`-n 2`: the README's test command) each worker is a process of its
+# own; two workers that each ran torch on every core would fight over them (OpenMP threads
+# spin while they wait), so a worker and the commands it starts use one thread each. Set
+# before any test imports torch, which reads it once.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 WORDS = [
     "the",
     "a",
