@@ -19,6 +19,12 @@ if TYPE_CHECKING:  # rich's bars and the console load when a command runs, not f
 
 RECIPE_NAMES = tuple(RECIPES)
 
+
+def _switch(value: str) -> bool:
+    """``on`` or ``off`` (click has checked it is one of them) as the setting's bool."""
+    return value == "on"
+
+
 # posharness pretrain's options, declared once (posharness.run.option_schema.Option): the click
 # options come from this list, and those named like PretrainSettings fields fill it.
 PRETRAIN_OPTIONS: tuple[Option, ...] = (
@@ -62,6 +68,12 @@ PRETRAIN_OPTIONS: tuple[Option, ...] = (
            "fewer than --steps.", int, cli_default=None),
     Option("mask_probability", 0.15, "Share of tokens masked [default: 0.15 or the recipe's].",
            float, cli_default=None),
+    Option("dropout", True, "on: BERT's dropout while pretraining; off: none, the model in "
+           "eval mode (Cramming) [default: on or the recipe's].", choices=("on", "off"),
+           metavar="on|off", cli_default=None, parse=_switch),
+    Option("sparse_prediction", False, "on: the output layer only at masked positions (the "
+           "same loss, less compute; Cramming) [default: off or the recipe's].",
+           choices=("on", "off"), metavar="on|off", cli_default=None, parse=_switch),
     Option("seed", 0, "Seed of the weights, the block order and the masking.", int,
            show_default=True),
     Option("save_every", 500, "Checkpoint interval.", int, show_default=True),

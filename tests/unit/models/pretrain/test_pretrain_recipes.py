@@ -227,3 +227,25 @@ def test_a_bert_base_run_of_a_few_steps_trains_with_its_scaled_warm_up(
     rates = [record["learning_rate"] for record in log["records"]]
     # round(0.01 x 4) = 0 warm-up steps: the peak at once, then linear decay to zero.
     assert rates == pytest.approx([1e-4, 0.75e-4, 0.5e-4, 0.25e-4])
+
+
+def test_dropout_and_sparse_prediction_are_options_that_override_a_recipe(
+    capsys, corpus, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("POSHARNESS_RUNS", str(tmp_path / "runs"))
+    common = ["--model", "bert-a", "--size", "tiny", "--corpus", str(corpus), "--device", "cpu"]
+    common += ["--vocab-size", "100", "--prepared-dir", str(tmp_path / "corpora")]
+    common += ["--steps", "2", "--batch-size", "4", "--block-size", "16", "--save-every", "2"]
+    for name, args, expected in (
+        ("plain", [], (True, False)),
+        ("switched", ["--dropout", "off", "--sparse-prediction", "on"], (False, True)),
+        ("cramming", ["--recipe", "cramming", "--accumulation", "1"], (False, True)),
+        ("back", ["--recipe", "cramming", "--accumulation", "1", "--dropout", "on",
+                  "--sparse-prediction", "off"], (True, False)),
+    ):  # fmt: skip
+        code, _, err = run_cli(capsys, *common, *args, "--out", str(tmp_path / name))
+        assert code == 0, err
+        settings = json.loads((tmp_path / name / "loss_log.json").read_text())["settings"]
+        assert (settings["dropout"], settings["sparse_prediction"]) == expected, name
+    code, _, err = run_cli(capsys, *common, "--dropout", "no", "--out", str(tmp_path / "x"))
+    assert code == 2 and "'no' is not one of 'on', 'off'" in err
