@@ -30,7 +30,7 @@ def _switch(value: str) -> bool:
 PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("name", None, "A zoo scheme, e.g. tupe-r.", flag="--model", metavar="NAME",
            required=True),
-    Option("size", "mini", "tiny, mini, small or base.", show_default=True),
+    Option("size", "mini", "tiny, narrow, mini, small or base.", show_default=True),
     Option("corpus", None, "Plain text, WikiExtractor output or JSON lines (a file or a folder), "
            "a saved or local `datasets` dataset, or hf:NAME[:CONFIG]; @SPLIT and #COLUMN may "
            "follow (docs/pretraining.md).", Path, required=True),

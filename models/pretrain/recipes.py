@@ -20,6 +20,11 @@ recipe is refused.
   Its precision (float16 autocast with loss scaling, TF32 matmuls: the released
   ``impl/torch-default.yaml`` and ``impl/_default.yaml``) is named, not set: ``--fp16``
   turns it on where there is CUDA (``Recipe.precision``).
+* ``cpu-hour`` — the smallest setup issue 41's search found at which models learn where to
+  attend on 2 CPU cores (docs/pretraining.md records every run): with ``--size narrow``,
+  a TUPE-R model sends 0.9 of some heads' weight to the next or previous token after 500
+  steps, and a model trains in about 15 minutes on idle cores. Sparse prediction gives the
+  dense head's loss and gradients (a test compares them), so it only saves time.
 * ``bert-base`` — Devlin et al. (2019) §A.2 for the steps, batch and length phases (1M
   steps of 256 sequences, 90 % at length 128 and the rest at 512), Ke et al. (2021,
   Table 2, TUPE) for the rest: peak rate 1e-4, a warm-up ratio of 0.01 (their 10k steps
@@ -121,6 +126,28 @@ RECIPES: dict[str, Recipe] = {
             "1M steps of 256 sequences, 90 % at 128 tokens and 10 % at 512, rate 1e-4 "
             "after a 1 % warm-up (10k steps)",
             ("no next-sentence prediction (RoBERTa's FULL-SENTENCES packing, as Ke et al.)",),
+        ),
+        Recipe(
+            "cpu-hour",
+            "posharness (docs/pretraining.md, 'Learning to attend on 2 CPU cores'): issue "
+            "41's measured search, run e2 with sparse prediction",
+            {
+                "steps": 1500,
+                "batch_size": 64,
+                "block_size": 32,
+                "learning_rate": 2e-3,
+                "sparse_prediction": True,
+            },
+            "1,500 steps of 64 x 32 tokens at rate 2e-3 (warm-up 6 %, linear decay), "
+            "dropout 0.1, sparse prediction, an 8,192-piece WordPiece; with --size narrow "
+            "about 15 min a model on 2 idle CPU cores (45 at load 4)",
+            (
+                "a search result, not a published setup: comparable only to runs of this "
+                "recipe at this size on the same corpus, never to BERT-base rows",
+                "blocks of 32 tokens: evaluate the learned tables at 32 (positions 32-127 "
+                "are untrained)",
+            ),
+            vocab_size=8192,
         ),
     )
 }

@@ -118,7 +118,7 @@ def test_sizes_follow_the_presets() -> None:
         512,
         30522,
     )
-    assert set(SIZES) == {"tiny", "mini", "small", "base"}
+    assert set(SIZES) == {"tiny", "narrow", "mini", "small", "base"}
     assert {NAMED_MODELS[n]["scheme"] for n in NAMED_MODELS} == set(scheme_names())
 
 
@@ -129,7 +129,7 @@ def test_sizes_follow_the_presets() -> None:
             lambda: PEConfig(scheme="ypos"),
             "unknown positional scheme 'ypos': pick one of alibi, alibi-seq",
         ),
-        (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, mini"),
+        (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, narrow, mini"),
         (
             lambda: config_for("bert-q"),
             "unknown PE model 'bert-q': pick one of alibi, alibi-seq",
