@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-# Under pytest-xdist (`-n 2`: the README's test command) each worker is a process of its
+# Under pytest-xdist (`-n auto`: the README's test command) each worker is a process of its
 # own; two workers that each ran torch on every core would fight over them (OpenMP threads
 # spin while they wait), so a worker and the commands it starts use one thread each. Set
 # before any test imports torch, which reads it once.
