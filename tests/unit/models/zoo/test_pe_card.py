@@ -129,7 +129,10 @@ def test_sizes_follow_the_presets() -> None:
             lambda: PEConfig(scheme="ypos"),
             "unknown positional scheme 'ypos': pick one of alibi, alibi-seq",
         ),
-        (lambda: config_for("bert-a", "huge"), "unknown size 'huge': pick one of tiny, narrow, mini"),
+        (
+            lambda: config_for("bert-a", "huge"),
+            "unknown size 'huge': pick one of tiny, narrow, mini",
+        ),
         (
             lambda: config_for("bert-q"),
             "unknown PE model 'bert-q': pick one of alibi, alibi-seq",
