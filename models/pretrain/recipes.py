@@ -22,7 +22,7 @@ recipe is refused.
   turns it on where there is CUDA (``Recipe.precision``).
 * ``cpu-hour`` — the smallest setup issue 41's search found at which models learn where to
   attend on 2 CPU cores (docs/pretraining.md records every run): with ``--size narrow``,
-  a TUPE-R model sends 0.9 of some heads' weight to the next or previous token after 500
+  a TUPE-R model sends 0.96 of some heads' weight to the next or previous token after 500
   steps, and a model trains in about 15 minutes on idle cores. Sparse prediction gives the
   dense head's loss and gradients (a test compares them), so it only saves time.
 * ``bert-base`` — Devlin et al. (2019) §A.2 for the steps, batch and length phases (1M
