@@ -91,13 +91,20 @@ def row_outputs(
 
 
 def row_outputs_from_files(
-    row: Row, board: Path, missing: list[str], not_bundled: list[str]
+    row: Row, board: Path, missing: list[str], not_bundled: list[str], kept_in: Path | None = None
 ) -> Outputs:
-    """``row_outputs`` with result files looked for beside the board, where it names them."""
+    """``row_outputs`` with result files looked for beside the board, where it names them.
+
+    ``kept_in``: the folder that holds the output folders a board names by its not-shipped
+    key ``results/<output folder>/…`` (a study folder holds ``results/`` beside ``boards/``;
+    the key says which output folder, not where it is)."""
     from posharness.boards.example_bundle import read_bundle
+    from posharness.boards.schema import NOT_SHIPPED
 
     def beside(relative: str) -> tuple[Path, CellResult] | None:
         path = board.parent / relative
+        if not path.exists() and kept_in is not None and relative.startswith(NOT_SHIPPED):
+            path = kept_in / relative.removeprefix(NOT_SHIPPED)
         return (path, read_result(path)) if path.exists() else None
 
     return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)

@@ -315,10 +315,18 @@ class _PairedOutputs:
         if key not in self.read:
             lost: list[str] = []
             self.read[key] = (
-                row_outputs_from_files(a, self.model.board, lost, []),
-                row_outputs_from_files(b, self.baseline.board, lost, []),
+                row_outputs_from_files(a, self.model.board, lost, [], self._study(self.model)),
+                row_outputs_from_files(
+                    b, self.baseline.board, lost, [], self._study(self.baseline)
+                ),
             )
         return self.read[key]
+
+    @staticmethod
+    def _study(row: ModelRow) -> Path:
+        """The study folder: its boards/ names the cells of results/ by their not-shipped
+        key (``results/results/<model folder>/…``), since results/ is not beneath boards/."""
+        return row.board.parent.parent
 
 
 def _mark(rows: list[TableRow], tests: list[TestLine], spec: StudyTable) -> None:
