@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.examples import Example
+from posharness.contracts.results import portable_path
 from posharness.contracts.task import Metric
 from posharness.tasks.finetune.derived import derived_metric, example_weights
 from posharness.tasks.finetune.store import drop_weights
@@ -147,7 +148,7 @@ def run_details(
         ],
         "data": {
             name: {
-                "source": split.source,
+                "source": portable_path(split.source),  # never a folder of this machine
                 "content_hash": split.content_hash,
                 "examples": len(split.examples),
                 "dropped": dict(split.dropped),
