@@ -33,13 +33,31 @@ def publish(
     for table_id in study.tables:
         spec = study_table(table_id)
         note = caption_note(study, spec, stages)  # this table's cells' limits and protocol
-        computed.append(compute_table(spec, rows, missing, note, tasks | frozenset(missing), modes))
+        computed.append(
+            compute_table(
+                spec, rows, missing, note, tasks | frozenset(missing), modes, _task_modes(stages)
+            )
+        )
     written = write_tables(computed, folder)
     boards = [row.board for row in rows if row.board.is_file()]
     if boards:
         written.append(_report(study, folder, boards, computed))
     written.append(write_manifest(folder))
     return written
+
+
+def _task_modes(stages: list[Stage]) -> frozenset[tuple[str, str]]:
+    """The (task, mode) pairs the evaluation stages run: one [[run]] may read the geometry
+    in three modes and another the length group in ``both`` only."""
+    pairs: set[tuple[str, str]] = set()
+    for stage in stages:
+        if stage.kind != EVALUATE:
+            continue
+        modes = stage.evaluate.get("modes") or ["both"]
+        if isinstance(modes, str):
+            modes = [m.strip() for m in modes.split(",") if m.strip()]
+        pairs.update((task, mode) for task in stage.evaluate["tasks"] for mode in modes)
+    return frozenset(pairs)
 
 
 def portable_text(study: Study, text: str) -> str:

@@ -115,10 +115,13 @@ def compute_table(
     scale_note: str,
     tasks: frozenset[str] = frozenset(),
     modes: frozenset[str] = frozenset(),
+    task_modes: frozenset[tuple[str, str]] = frozenset(),
 ) -> ComputedTable:
     """``tasks`` and ``modes``: the study's (empty: all count as in the study). A table's
     row modes the study did not run are left out; a column fixed to such a mode reads
-    "not in study"."""
+    "not in study". ``task_modes``: the (task, mode) pairs its stages ran (empty: every
+    pair of ``tasks`` and ``modes``), so a task the study read in mode ``both`` only reads
+    "not in study", not "not run", in a row of a mode other tasks were read in."""
     boards = {m.label: _load(m.board) for m in models}
     header = ["model", "mode", *(c.label for c in spec.columns)]
     if spec.average:
@@ -130,7 +133,16 @@ def compute_table(
             cells = [
                 Cell(NO_MODE)
                 if model.modes is not None and (col.mode or mode) not in model.modes
-                else _cell(boards[model.label], col, col.mode or mode, missing, spec, tasks, modes)
+                else _cell(
+                    boards[model.label],
+                    col,
+                    col.mode or mode,
+                    missing,
+                    spec,
+                    tasks,
+                    modes,
+                    task_modes,
+                )
                 for col in spec.columns
             ]
             rows.append(TableRow(model.label, mode, cells + _average(spec, cells)))
@@ -218,10 +230,13 @@ def _cell(
     spec: StudyTable,
     tasks: frozenset[str],
     modes: frozenset[str],
+    task_modes: frozenset[tuple[str, str]] = frozenset(),
 ) -> Cell:
     if column.task in missing:
         return Cell(MISSING)
     if tasks and column.task not in tasks or column.mode and modes and column.mode not in modes:
+        return Cell(NOT_IN_STUDY)
+    if task_modes and (column.task, mode) not in task_modes:
         return Cell(NOT_IN_STUDY)
     row = _row(board, mode, _key(column))
     score = row.scores.get(_key(column)) if row is not None else None

@@ -62,3 +62,24 @@ def test_mnli_from_a_cell_without_mean_accuracy_reads_na_not_matched(tmp_path: P
         "version 2 on" in table.notes
     )
     assert "n/a in SICK-R: sickr ran but recorded no dev_spearman" in table.notes
+
+
+def test_a_task_the_study_ran_in_one_mode_reads_not_in_study_in_the_others(
+    tmp_path: Path,
+) -> None:
+    """The length group read in mode ``both`` only, geometry in three modes: the length
+    table's contextual and positional rows were never meant to run (issue 41's study)."""
+    from posharness.study.table_registry import study_table
+    from posharness.study.tables import NOT_IN_STUDY, NOT_RUN
+
+    path = board(tmp_path, {"passkey/ndcg_at_1_len64": 0.1, "locality_symmetry/locality": 0.2})
+    spec = study_table("length.passkey")
+    tasks = frozenset(c.task for c in spec.columns) | {"locality_symmetry"}
+    modes = frozenset({"both", "contextual", "positional"})
+    ran = frozenset({(t, "both") for t in tasks} | {("locality_symmetry", "contextual")})
+    table = compute_table(spec, [ModelRow("BERT", path)], {}, "", tasks, modes, ran)
+    rows = {row.mode: row for row in table.rows if not row.published}
+    assert rows["both"].cells[0].text == "10.0"
+    assert {c.text for c in rows["contextual"].cells[:-1]} == {NOT_IN_STUDY}
+    assert {c.text for c in rows["positional"].cells[:-1]} == {NOT_IN_STUDY}
+    assert NOT_RUN in {c.text for c in rows["both"].cells}  # ran, but no length_geometry here
