@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from posharness.study.dag import EVALUATE, Stage
+from posharness.study.name_checks import listed
 from posharness.study.study_file import Study
 from posharness.study.table_spec import StudyTable
 
@@ -61,7 +62,7 @@ def _feeding(table: StudyTable, stages: list[Stage]) -> Iterable[tuple[Stage, li
     for stage in stages:
         if stage.kind != EVALUATE:
             continue
-        modes = set(_listed(stage.evaluate.get("modes", ["both"])))
+        modes = set(listed(stage.evaluate.get("modes", ["both"])))
         tasks = [
             task
             for task in stage.evaluate.get("tasks", [])
@@ -101,8 +102,3 @@ def _grouped(groups: Mapping[str, set[str]], blank: str) -> str:
         return next(iter(groups)) or blank
     ordered = sorted(groups.items(), key=lambda item: (not item[0], item[0]))  # blank last
     return ", ".join(f"{text or blank} ({', '.join(sorted(tasks))})" for text, tasks in ordered)
-
-
-def _listed(values: Any) -> list[str]:
-    values = [values] if isinstance(values, str) else list(values)
-    return [part.strip() for value in values for part in str(value).split(",") if part.strip()]

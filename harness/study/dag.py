@@ -16,6 +16,7 @@ from typing import Any
 
 from posharness.storage.hashing import hash_obj
 from posharness.study.folder import StudyFolder
+from posharness.study.name_checks import listed
 from posharness.study.stages import TrainingStage
 from posharness.study.study_file import Study, StudyModel
 
@@ -161,7 +162,7 @@ def _evaluate_stage(
     run = dict(run)
     offered = declared_modes(model.spec)
     if offered is not None:  # a mode the model lacks (nope: positional) is left out
-        run["modes"] = [m for m in _listed(run.get("modes", ["both"])) if m in offered]
+        run["modes"] = [m for m in listed(run.get("modes", ["both"])) if m in offered]
     tasks = [task for task in _expanded(run["tasks"]) if task not in dropped]
     run["tasks"] = tasks
     if model.model_args and not model.pretrained_here:
@@ -233,11 +234,6 @@ def declared_modes(spec: str) -> frozenset[str] | None:
     if not isinstance(entry, ModelEntry) or ";" in entry.modes:
         return None
     return frozenset(m.strip() for m in entry.modes.split(",") if m.strip())
-
-
-def _listed(values: Any) -> list[str]:
-    values = [values] if isinstance(values, str) else list(values)
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
 def _expanded(tasks: Any) -> list[str]:

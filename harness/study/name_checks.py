@@ -38,12 +38,13 @@ def check_tables(where: Locator, tables: list[str]) -> None:
 def check_run(where: Locator, index: int, run: Mapping[str, Any], hint: str = "") -> None:
     """The ``index``-th run section's tasks, modes and task options; ``hint`` follows an
     unknown task's error (the plugin it may have come from)."""
-    tasks = _tasks(where, index, _listed(run.get("tasks", [])), hint)
-    _modes(where, index, _listed(run.get("modes", ["both"])))
+    tasks = _tasks(where, index, listed(run.get("tasks", [])), hint)
+    _modes(where, index, listed(run.get("modes", ["both"])))
     _task_options(where, index, run.get("task_args") or {}, tasks)
 
 
-def _listed(values: Any) -> list[str]:
+def listed(values: Any) -> list[str]:
+    """A study file's list or comma-separated string (``modes = "both,positional"``) as names."""
     values = [values] if isinstance(values, str) else list(values)
     return [part.strip() for value in values for part in str(value).split(",") if part.strip()]
 

@@ -13,6 +13,7 @@ from posharness.storage.io import atomic_write_json, atomic_write_text
 from posharness.study.captions import caption_note
 from posharness.study.dag import EVALUATE, Stage
 from posharness.study.folder import STUDY_COPY, StudyFolder
+from posharness.study.name_checks import listed
 from posharness.study.render import draw_scatter, to_latex, to_markdown
 from posharness.study.study_file import Study
 from posharness.study.table_registry import study_table
@@ -53,9 +54,7 @@ def _task_modes(stages: list[Stage]) -> frozenset[tuple[str, str]]:
     for stage in stages:
         if stage.kind != EVALUATE:
             continue
-        modes = stage.evaluate.get("modes") or ["both"]
-        if isinstance(modes, str):
-            modes = [m.strip() for m in modes.split(",") if m.strip()]
+        modes = listed(stage.evaluate.get("modes") or ["both"])
         pairs.update((task, mode) for task in stage.evaluate["tasks"] for mode in modes)
     return frozenset(pairs)
 
