@@ -9,13 +9,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from posharness.boards.example_bundle import read_bundle
 from posharness.boards.leaderboard import Row
 from posharness.boards.run_values import RunValues, run_values_of
+from posharness.boards.schema import NOT_SHIPPED
 from posharness.contracts.examples import Example, read_example
 from posharness.contracts.results import CellResult, read_result
+from posharness.stats.paired_resampling import REPLICATES_KEY
 from posharness.storage.io import json_object_lines
 
-REPLICATES_KEY = "paired_replicates"  # in a result's details and a bundle's entries
+__all__ = [  # REPLICATES_KEY stays importable from here (stats.paired_resampling holds it)
+    "REPLICATES_KEY",
+    "CellOutputs",
+    "Outputs",
+    "outputs_of_bundle_entry",
+    "outputs_of_result",
+    "row_outputs",
+    "row_outputs_from_files",
+]
 
 
 @dataclass
@@ -98,8 +109,6 @@ def row_outputs_from_files(
     ``kept_in``: the folder that holds the output folders a board names by its not-shipped
     key ``results/<output folder>/…`` (a study folder holds ``results/`` beside ``boards/``;
     the key says which output folder, not where it is)."""
-    from posharness.boards.example_bundle import read_bundle
-    from posharness.boards.schema import NOT_SHIPPED
 
     def beside(relative: str) -> tuple[Path, CellResult] | None:
         path = board.parent / relative

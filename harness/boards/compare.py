@@ -28,7 +28,7 @@ from posharness.boards.cell_outputs import (
     row_outputs_from_files,
 )
 from posharness.boards.leaderboard import Leaderboard, Row, load
-from posharness.boards.metric_test import EXACT_PREFIX, paired_test
+from posharness.boards.metric_testing import EXACT_PREFIX, paired_test
 from posharness.contracts.cell_key import PairKey
 from posharness.contracts.metric_types import MetricType, metric_type
 from posharness.stats.paired_tests import (

@@ -22,6 +22,7 @@ from posharness.boards.leaderboard import relative_to_board
 from posharness.boards.run_values import RUN_VALUES_KEY, run_values_of
 from posharness.contracts.examples import read_example
 from posharness.contracts.results import CellResult
+from posharness.stats.paired_resampling import REPLICATES_KEY
 from posharness.storage.io import atomic_target, json_object_lines
 
 SUFFIX = ".examples.json.gz"
@@ -33,8 +34,6 @@ def bundle_path(board: Path) -> Path:
 
 def write_bundle(board: Path, results: list[tuple[Path, CellResult]]) -> Path | None:
     """The per-example rows of every result that kept them; None when none did."""
-    from posharness.boards.compare import REPLICATES_KEY
-
     entries: dict[str, Any] = {}
     for path, result in results:
         replicates = result.details.get(REPLICATES_KEY)

@@ -24,6 +24,8 @@ from posharness.storage.hashing import hash_obj
 SCHEME = "common-resamples-v1"  # bump when the draws change: old replicates stop pairing
 SEED = 20230707  # fixed, so two cells with the same examples draw the same resamples
 DEFAULT_COUNT = 1000
+# where a cell keeps its replicates: in its result's details and in a board's examples bundle
+REPLICATES_KEY = "paired_replicates"
 
 
 def examples_key(ids: Iterable[str]) -> str:

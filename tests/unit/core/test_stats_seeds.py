@@ -10,7 +10,7 @@ import pytest
 from posharness.boards.cell_outputs import CellOutputs
 from posharness.boards.compare import compare_metrics, options_flag, protocol_difference
 from posharness.boards.leaderboard import _score
-from posharness.boards.metric_test import paired_test
+from posharness.boards.metric_testing import paired_test
 from posharness.boards.run_values import RunValues, run_values_of
 from posharness.boards.schema import Row, Score
 from posharness.contracts.examples import Example
