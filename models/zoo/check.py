@@ -42,7 +42,7 @@ from typing import Any
 import torch
 
 from posharness.base.errors import PosharnessError
-from posharness.models.zoo.check_faults import raised_line
+from posharness.models.zoo.check_faults import PECheckError, raised_line
 from posharness.pe import registry
 
 TOLERANCE = 1e-9  # float64: anything above is a different computation, not rounding
@@ -55,9 +55,7 @@ POSITION_EFFECT_FLOOR = 1e-10
 _EXACT_FROM_POSITIONS = (registry.LOGIT_TERM, registry.UNTIED_PRODUCT, registry.CONTENT_LOGIT_TERM)
 _VOCAB, _LENGTH, _BATCH = 64, 12, 3
 
-
-class PECheckError(PosharnessError):
-    """A registered positional encoding fails one of ``check_pe``'s checks."""
+__all__ = ["CheckOutcome", "PECheckError", "assert_pe_ok", "check_pe", "positions_ignored"]
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from typing import Any
 
 import torch
 
-from posharness.models.zoo.check import PECheckError
+from posharness.models.zoo.check_faults import PECheckError
 from posharness.models.zoo.check_terms import SchemeUnit, Term, content, scheme_units, term
 from posharness.pe import registry
 

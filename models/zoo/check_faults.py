@@ -1,8 +1,20 @@
-"""One line for an exception a scheme's code raised during a check: what it likely means
-(a plain tensor where a parameter belongs, a term of the wrong shape), then what torch
-said. Shared by check-pe's checks (``check``) and its claim checks (``check_terms``)."""
+"""How check-pe fails: its exception type, and one line for an exception a scheme's code
+raised during a check (what it likely means: a plain tensor where a parameter belongs, a
+term of the wrong shape; then what torch said).
+
+The lowest of the check modules: ``check`` (the checks), ``check_terms`` (reading a term)
+and ``check_claims`` (the claims) all raise ``PECheckError`` from here, and none of them
+imports a module above it, so the three import one way (issue 45, part 4).
+"""
 
 from __future__ import annotations
+
+from posharness.base.errors import PosharnessError
+
+
+class PECheckError(PosharnessError):
+    """A registered positional encoding fails one of ``check_pe``'s checks."""
+
 
 # Messages of faults a scheme's author makes, read from what torch raises, and what they mean.
 _STRUCTURAL = (

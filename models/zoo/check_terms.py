@@ -29,8 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from posharness.models.zoo.check import PECheckError
-from posharness.models.zoo.check_faults import raised_line
+from posharness.models.zoo.check_faults import PECheckError, raised_line
 from posharness.pe import registry
 
 _READS_CONTENT = (
