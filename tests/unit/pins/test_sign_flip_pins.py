@@ -88,7 +88,8 @@ def continuous_differences(seed: int, n: int, shift: float) -> np.ndarray:
 def tied_differences(seed: int, n: int) -> np.ndarray:
     """Differences of -2..2 (scores on a small integer scale): many patterns tie |S|
     exactly, so counting a tie as extreme (>=, not >) matters."""
-    return np.random.default_rng(seed).choice([-2.0, -1.0, 0.0, 1.0, 2.0], n, p=[.1, .2, .3, .25, .15])  # fmt: skip
+    scores = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    return np.random.default_rng(seed).choice(scores, n, p=[0.1, 0.2, 0.3, 0.25, 0.15])
 
 
 CASES = {  # exact p in the name
