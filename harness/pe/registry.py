@@ -46,7 +46,7 @@ KINDS = (
 )
 # What a scheme may claim of its positional term T(i, j) (query position i, key position j);
 # ``posharness check-pe`` verifies each numerically (posharness.models.zoo.check_claims).
-CLAIMS = {
+PROPERTIES = {
     "content-free": "T does not depend on the words",
     "translation-invariant": "T depends on j - i only (a Toeplitz matrix)",
     "symmetric": "T(i, j) = T(j, i)",
@@ -56,6 +56,21 @@ CLAIMS = {
     ),
     "causal-only": "every key after its query (j > i) gets no attention weight from T",
 }
+# A claim is a property or its negation: ``not-symmetric`` says the property's measurement
+# exceeds its tolerance (xPos is not symmetric by design), and check-pe verifies it from the
+# same measurement, so a false negative claim fails with the number that shows it holds.
+NEGATION = "not-"
+CLAIMS = {
+    **PROPERTIES,
+    **{f"{NEGATION}{name}": f"the opposite of {name!r}" for name in PROPERTIES},
+}
+
+
+def claimed_property(claim: str) -> str:
+    """The property a claim is about: ``symmetric`` for ``symmetric`` and ``not-symmetric``."""
+    return claim.removeprefix(NEGATION)
+
+
 # Option names every zoo model has (size, vocabulary, ...): a scheme's defaults may not reuse them.
 _MODEL_FIELDS = frozenset(
     {
@@ -241,6 +256,12 @@ def _check_claims(name: str, claims: Iterable[str]) -> tuple[str, ...]:
             )
         if claim not in checked:
             checked.append(claim)
+    for claim in checked:
+        if claim.startswith(NEGATION) and claimed_property(claim) in checked:
+            raise OptionError(
+                f"positional encoding {name!r} claims both {claimed_property(claim)!r} and "
+                f"{claim!r}: keep the one that holds for every option value"
+            )
     return tuple(checked)
 
 

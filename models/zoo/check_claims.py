@@ -30,12 +30,19 @@ far more (an xPos scale on the queries alone breaks symmetry by ~1e-2 of the sca
 * ``causal-only`` — the float64 softmax of each row of T puts exactly zero weight on every
   key after its query (j > i) and a positive one on every other key (for a positional
   attention whose weights are its parameters, the weights themselves).
+
+Each property may also be claimed negated, ``not-<property>`` (``not-symmetric`` for xPos,
+whose query and key scales differ by design; ``not-content-free`` for Shaw's relative
+keys): it is read from the same measurement and holds where that measurement exceeds the
+tolerance, so a false negative claim fails with the number that shows the property holds
+(issue 47, part 7).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -75,53 +82,68 @@ def _verify(claim: str, units: list[SchemeUnit], config: Any, n: int, seed: int)
 # -- the claims ---------------------------------------------------------------------------
 
 
-def _content_free(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+@dataclass(frozen=True)
+class Finding:
+    """What one property's measurement found: whether the property holds, the evidence (the
+    measured number, phrased for that outcome), and for a property that does not hold a
+    hint at the likely fault (shown only to a scheme that claimed the property)."""
+
+    holds: bool
+    evidence: str
+    hint: str = ""
+
+
+def _content_free(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> Finding:
     first = _read(unit, config, n, generator, varying=True)
     second = _read(unit, config, n, generator, varying=True)
     scale = max(_scale(first.values), _scale(second.values))
     measured, at = _worst(_gap(first.values, second.values))
     if not measured <= CLAIM_TOLERANCE * scale:
-        raise PECheckError(
-            f"{_who(unit)} claims content-free, but its term changes with the words: two random "
-            f"inputs give terms {measured:.3g} apart ({_at(at)}), {_beyond(scale)}"
+        return Finding(
+            False,
+            f"its term changes with the words: two random inputs give terms {measured:.3g} "
+            f"apart ({_at(at)}), {_beyond(scale)}",
         )
     article = "an" if unit.kind[0] in "aeiou" else "a"
     how = "" if unit.reads_content else f" ({article} {unit.kind} reads positions only)"
-    return f"two random inputs give the same term{how}: {_within(measured, scale)}"
+    return Finding(True, f"two random inputs give the same term{how}: {_within(measured, scale)}")
 
 
 def _translation_invariant(
     unit: SchemeUnit, config: Any, n: int, generator: torch.Generator
-) -> str:
+) -> Finding:
     values = _read(unit, config, n, generator).values
     scale = _scale(values)
     measured, at = _worst(_gap(values[:, 1:, 1:], values[:, :-1, :-1]))
     if not measured <= CLAIM_TOLERANCE * scale:
-        hint = _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else ""
-        raise PECheckError(
-            f"{_who(unit)} claims translation-invariant, but its term is not a function of "
-            f"j - i: T(i+1, j+1) - T(i, j) reaches {measured:.3g} ({_at(at)}), "
-            f"{_beyond(scale)}{hint}"
+        return Finding(
+            False,
+            f"its term is not a function of j - i: T(i+1, j+1) - T(i, j) reaches {measured:.3g} "
+            f"({_at(at)}), {_beyond(scale)}",
+            _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else "",
         )
-    return f"T(i+1, j+1) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+    return Finding(
+        True, f"T(i+1, j+1) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+    )
 
 
-def _symmetric(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+def _symmetric(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> Finding:
     values = _read(unit, config, n, generator, same=True).values
     scale = _scale(values)
     measured, at = _worst(_gap(values, values.transpose(-1, -2)))
     if not measured <= CLAIM_TOLERANCE * scale:
-        hint = _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else ""
-        raise PECheckError(
-            f"{_who(unit)} claims symmetric, but T(j, i) - T(i, j) reaches {measured:.3g} "
-            f"({_at(at)}, the same content on both sides), {_beyond(scale)}{hint}"
+        return Finding(
+            False,
+            f"T(j, i) - T(i, j) reaches {measured:.3g} ({_at(at)}, the same content on both "
+            f"sides), {_beyond(scale)}",
+            _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else "",
         )
-    return f"T(j, i) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+    return Finding(True, f"T(j, i) = T(i, j) at every i, j and head: {_within(measured, scale)}")
 
 
 def _depends_on_query_position(
     unit: SchemeUnit, config: Any, n: int, generator: torch.Generator
-) -> str:
+) -> Finding:
     values = _read(unit, config, n, generator).values
     scale = _scale(values)
     key_side, query_side = [], []
@@ -134,54 +156,90 @@ def _depends_on_query_position(
     moved_query = max(_worst(gap)[0] for gap in query_side)
     tolerance = CLAIM_TOLERANCE * scale
     if not moved_key <= tolerance:
-        raise PECheckError(
-            f"{_who(unit)} claims depends-on-query-position, but at a fixed distance its term "
-            f"changes when the key moves to the other side of the query: |T(i, i+k) - "
-            f"T(i, i-k)| reaches {moved_key:.3g}, {_beyond(scale)}; it reads the key's position "
-            "(FIRE normalises by the query's, Li et al. 2023)"
+        return Finding(
+            False,
+            f"at a fixed distance its term changes when the key moves to the other side of the "
+            f"query: |T(i, i+k) - T(i, i-k)| reaches {moved_key:.3g}, {_beyond(scale)}",
+            "; it reads the key's position (FIRE normalises by the query's, Li et al. 2023)",
         )
     if not moved_query > tolerance:
-        raise PECheckError(
-            f"{_who(unit)} claims depends-on-query-position, but at a fixed distance its term "
-            f"does not change with the query position: |T(j+k, j) - T(j-k, j)| is at most "
-            f"{moved_query:.3g}, within {CLAIM_TOLERANCE:g} of its scale {scale:.3g} (a function "
-            "of the offset alone: claim translation-invariant instead)"
+        return Finding(
+            False,
+            f"at a fixed distance its term does not change with the query position: "
+            f"|T(j+k, j) - T(j-k, j)| is at most {moved_query:.3g}, within {CLAIM_TOLERANCE:g} "
+            f"of its scale {scale:.3g}",
+            " (a function of the offset alone: claim translation-invariant instead)",
         )
-    return (
+    return Finding(
+        True,
         f"a function of the query position and |j - i|: moving the key across the query "
         f"changes T by {moved_key:.2g}, moving the query across the key by {moved_query:.3g} "
-        f"(tolerance {CLAIM_TOLERANCE:g} of the scale {scale:.3g})"
+        f"(tolerance {CLAIM_TOLERANCE:g} of the scale {scale:.3g})",
     )
 
 
-def _causal_only(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+def _causal_only(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> Finding:
     read = _read(unit, config, n, generator)
     weights = read.values if read.weights else torch.softmax(read.values, dim=-1)
     after = torch.ones(n, n, dtype=torch.bool).triu(1).expand_as(weights)
     leaked = torch.where(after, weights, torch.zeros_like(weights)).nan_to_num(nan=1.0)
     measured, at = _worst(leaked)
     if measured > 0:
-        raise PECheckError(
-            f"{_who(unit)} claims causal-only, but a key after its query keeps attention weight "
-            f"{measured:.3g} from its term ({_at(at)}): give keys j > i a logit of -inf"
+        return Finding(
+            False,
+            f"a key after its query keeps attention weight {measured:.3g} from its term "
+            f"({_at(at)})",
+            ": give keys j > i a logit of -inf",
         )
     kept = torch.where(after, torch.ones_like(weights), weights).nan_to_num(nan=0.0)
     smallest, at = _worst(-kept)
     if -smallest <= 0:
-        raise PECheckError(
-            f"{_who(unit)} claims causal-only, but its term also masks a key at or before its "
-            f"query ({_at(at)}): only keys j > i may be masked"
+        return Finding(
+            False,
+            f"its term also masks a key at or before its query ({_at(at)})",
+            ": only keys j > i may be masked",
         )
-    return "every key after its query gets weight 0 from the term, every other key a positive one"
+    return Finding(
+        True,
+        "every key after its query gets weight 0 from the term, every other key a positive one",
+    )
 
 
-VERIFIERS: dict[str, Callable[[SchemeUnit, Any, int, torch.Generator], str]] = {
+Measure = Callable[[SchemeUnit, Any, int, torch.Generator], Finding]
+# One measurement per property; a claim is the property ("symmetric") or its negation
+# ("not-symmetric"), and both are read from the same measurement.
+MEASURES: dict[str, Measure] = {
     "content-free": _content_free,
     "translation-invariant": _translation_invariant,
     "symmetric": _symmetric,
     "depends-on-query-position": _depends_on_query_position,
     "causal-only": _causal_only,
 }
+
+
+def _claim_check(claim: str) -> Callable[[SchemeUnit, Any, int, torch.Generator], str]:
+    """The check of ``claim``: the detail when it holds, else ``PECheckError`` with the
+    measured number. A negative claim (``not-symmetric``) holds where the property's own
+    measurement exceeds the tolerance, and fails with the number that shows it holds."""
+    prop = registry.claimed_property(claim)
+    negated = prop != claim
+    measure = MEASURES[prop]
+
+    def check(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> str:
+        found = measure(unit, config, n, generator)
+        if found.holds != negated:
+            return f"not {prop}, as claimed: {found.evidence}" if negated else found.evidence
+        if negated:
+            raise PECheckError(
+                f"{_who(unit)} claims {claim}, but it is {prop}: {found.evidence}; drop the "
+                f"claim, or claim {prop}"
+            )
+        raise PECheckError(f"{_who(unit)} claims {claim}, but {found.evidence}{found.hint}")
+
+    return check
+
+
+VERIFIERS = {claim: _claim_check(claim) for claim in registry.CLAIMS}
 
 _ROLE_HINT = (
     " (a query/key transform is read as T(q, i, query) · T(k, j, key): for this claim its "

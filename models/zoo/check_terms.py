@@ -22,6 +22,7 @@ A term of the wrong shape, or a tensor held as a plain attribute, is a structura
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -181,25 +182,52 @@ def _same_shape(unit: SchemeUnit, turned: torch.Tensor, given: torch.Tensor) -> 
 
 def structural_faults(model: Any, config: Any, n: int) -> tuple[list[str], bool, bool]:
     """What is structurally wrong with ``model``'s schemes: (one line per fault, whether a
-    plain tensor was found, whether a term cannot be evaluated in the kind's shape)."""
+    plain tensor was found, whether a term cannot be evaluated in the kind's shape).
+
+    A per-layer scheme has one module in every layer, and each repeats the same fault: it is
+    named once, at ``layer.N...``, with the number of layers it was found in (issue 47)."""
     faults: list[str] = []
     plain = list(plain_tensors(model))
     if plain:
         faults.append(
-            f"{', '.join(plain)}: a tensor held as a plain attribute, not an nn.Parameter or a "
+            f"{_once(plain)}: a tensor held as a plain attribute, not an nn.Parameter or a "
             "registered buffer, so save/load and .to() leave it behind: make it "
             "nn.Parameter(...) if it is learned, self.register_buffer(...) if it is fixed"
         )
     unusable = False
     generator = torch.Generator().manual_seed(0)
     positions = torch.arange(n).unsqueeze(0)
+    found: dict[str, list[str]] = {}  # the fault with its module as layer.N -> where it occurred
     for unit in scheme_units(model):
         try:
             term(unit, positions, *content(unit, config, n, generator, varying=True, same=False))
+            continue
         except PECheckError as fault:
-            faults.append(str(fault))
-            unusable = True
+            said = str(fault)
         except Exception as exc:  # the scheme's own code fails on its own term
-            faults.append(raised_line(f"evaluating the term of {unit.where}", exc))
-            unusable = True
+            said = raised_line(f"evaluating the term of {unit.where}", exc)
+        unusable = True
+        found.setdefault(said.replace(unit.where, _any_layer(unit.where)), []).append(unit.where)
+    for said, places in found.items():
+        faults.append(said.replace(_any_layer(places[0]), _once(places)))
     return faults, bool(plain), unusable
+
+
+_LAYER_INDEX = re.compile(r"(?<![^.])\d+(?=\.)")
+
+
+def _any_layer(where: str) -> str:
+    """``layer.0.attention.layer_score`` -> ``layer.N.attention.layer_score``."""
+    return _LAYER_INDEX.sub("N", where)
+
+
+def _once(places: list[str]) -> str:
+    """Attribute paths, each path repeated across layers named once (``layer.N.x``, in each
+    of the 2 layers)."""
+    groups: dict[str, int] = {}
+    for where in places:
+        key = _any_layer(where)
+        groups[key] = groups.get(key, 0) + 1
+    return ", ".join(
+        key if count == 1 else f"{key} (in each of {count} layers)" for key, count in groups.items()
+    )
