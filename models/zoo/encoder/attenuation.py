@@ -72,6 +72,13 @@ def _w_for_locality(locality: float, length: int, s: float) -> float:
     return math.exp(brentq(gap, *_LOG_W, xtol=1e-12, rtol=1e-12))
 
 
+def symmetry_floor(locality: float, length: int = 128) -> float:
+    """The lowest symmetry :func:`fit_attenuation` reaches at ``locality`` (s at the top of
+    its bracket), so a caller can name the reachable range (symmetry_floor, 1]."""
+    s = math.exp(_LOG_S[1])
+    return _symmetry_at(length, _w_for_locality(locality, length, s), s)
+
+
 def fit_attenuation(locality: float, symmetry: float, length: int = 128) -> tuple[float, float]:
     """(w, s) whose Eq. 8 map at ``length`` has the target locality and symmetry.
 
