@@ -19,48 +19,19 @@ import torch
 
 from posharness.base.distributed import launched
 from posharness.base.faults import kill_point
-from posharness.contracts.adapter import (
-    EncoderBatch,
-    EncoderOutput,
-    Mode,
-    ModelAdapter,
-    TokenizedText,
-)
+from posharness.compute.data_parallel import encode_across_processes
+from posharness.compute.padding import is_out_of_memory, pad_batch
+from posharness.contracts.adapter import EncoderOutput, Mode, ModelAdapter, TokenizedText
+
+__all__ = ["AUTO", "BatchLog", "BatchedEncoder", "length_sorted_order", "pad_batch"]
 
 AUTO = "auto"  # batch size chosen by the encoder: halves on out-of-memory
 AUTO_START = {"cpu": 32, "cuda": 128, "mps": 64}
 
 
-def pad_batch(
-    items: Sequence[TokenizedText], pad_token_id: int, pad_to: int | None = None
-) -> EncoderBatch:
-    """Right-pad to the longest item (or to ``pad_to``) and build the masks."""
-    width = max(len(item) for item in items)
-    if pad_to is not None:
-        width = max(width, pad_to)
-    size = len(items)
-    input_ids = torch.full((size, width), pad_token_id, dtype=torch.long)
-    attention = torch.zeros((size, width), dtype=torch.long)
-    special = torch.zeros((size, width), dtype=torch.bool)
-    with_types = all(item.token_type_ids is not None for item in items)
-    types = torch.zeros((size, width), dtype=torch.long) if with_types else None
-    for row, item in enumerate(items):
-        n = len(item)
-        input_ids[row, :n] = torch.tensor(item.input_ids, dtype=torch.long)
-        attention[row, :n] = 1
-        special[row, :n] = torch.tensor(item.special_tokens_mask, dtype=torch.bool)
-        if types is not None:
-            types[row, :n] = torch.tensor(item.token_type_ids, dtype=torch.long)
-    return EncoderBatch(input_ids, attention, special, [item.word_ids for item in items], types)
-
-
 def length_sorted_order(lengths: Sequence[int]) -> list[int]:
     """Indices longest first; ties keep input order so batches are reproducible."""
     return sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-
-
-def _is_out_of_memory(exc: BaseException) -> bool:
-    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in str(exc).lower()
 
 
 @dataclass
@@ -106,8 +77,6 @@ class BatchedEncoder:
             else list(range(len(items)))
         )
         if launched():  # the same batches, shared among the launch's processes
-            from posharness.compute.data_parallel import encode_across_processes
-
             yield from encode_across_processes(self, items, order, on_progress)
             return
         start = 0
@@ -119,7 +88,7 @@ class BatchedEncoder:
             try:
                 output = self.model.encode(batch, self.mode, self.want)
             except (RuntimeError, torch.OutOfMemoryError) as exc:
-                if not (self.auto and _is_out_of_memory(exc) and self.batch_size > 1):
+                if not (self.auto and is_out_of_memory(exc) and self.batch_size > 1):
                     raise
                 self.batch_size //= 2
                 self.log.halvings += 1

@@ -23,15 +23,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import torch
 
 from posharness.base.distributed import gather_from_every_process, rank, state, world_size
-
-if TYPE_CHECKING:
-    from posharness.compute.batching import BatchedEncoder
-    from posharness.contracts.adapter import EncoderOutput, TokenizedText
+from posharness.base.faults import kill_point
+from posharness.compute.padding import is_out_of_memory, pad_batch
+from posharness.contracts.adapter import EncoderOutput, Mode, ModelAdapter, TokenizedText
 
 _T = TypeVar("_T")
 
@@ -84,17 +83,36 @@ def outputs_moved(output: EncoderOutput, device: torch.device | str) -> EncoderO
     )
 
 
+class _BatchLogFields(Protocol):
+    sizes_used: list[int]
+    halvings: int
+    sequences: int
+    tokens: int
+    padded_tokens: int
+    seconds: float
+
+
+class SharedEncoder(Protocol):
+    """What a round needs of ``batching.BatchedEncoder`` (which passes itself), named here
+    so this module does not import the one that calls it."""
+
+    model: ModelAdapter
+    mode: Mode
+    want: frozenset[str]
+    batch_size: int
+    auto: bool
+    pad_to: int | None
+    log: _BatchLogFields
+
+
 def encode_across_processes(
-    encoder: BatchedEncoder,
+    encoder: SharedEncoder,
     items: Sequence[TokenizedText],
     order: list[int],
     on_progress: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[list[int], EncoderOutput]]:
     """``BatchedEncoder.batches`` under a launch: the same (indices, output) pairs in the
     same order, each process encoding one batch per round."""
-    from posharness.base.faults import kill_point
-    from posharness.compute.batching import _is_out_of_memory, pad_batch
-
     here = state().device
     processes, me = world_size(), rank()
     start = 0
@@ -112,7 +130,7 @@ def encode_across_processes(
             try:
                 local = encoder.model.encode(batch, encoder.mode, encoder.want)
             except (RuntimeError, torch.OutOfMemoryError) as exc:
-                memory = _is_out_of_memory(exc)
+                memory = is_out_of_memory(exc)
                 share = _Share(mine, out_of_memory=memory, error=None if memory else repr(exc))
                 failure = exc
             else:
