@@ -165,7 +165,10 @@ def test_uncached_hub_id_fails_without_touching_the_network_when_offline(monkeyp
 
 
 def test_uncached_hub_id_fails_fast_when_hub_unreachable(monkeypatch):
-    monkeypatch.delenv("HF_HUB_OFFLINE")
+    # Online as far as every variable goes, whatever the shell set (the README's offline
+    # setup sets all three; either of the first two alone would make this the offline case).
+    for variable in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: refuses at once
     with pytest.raises(ModelLoadError, match="unreachable"):
         build_hf("nobody-has/this-model", LoadOptions())
