@@ -62,15 +62,25 @@ def fit_setting(locality: float, symmetry: float, length: int) -> Setting:
             f"locality {locality} is unreachable by Eq. 8 at {length} positions: "
             f"pick one in ({floor:.4f}, 1)"
         )
-    if not 0.0 < symmetry <= 1.0 or (
-        symmetry < 1.0 and symmetry <= symmetry_floor(locality, length)
-    ):
-        low = symmetry_floor(locality, length)
-        raise OptionError(
+
+    def unreachable() -> OptionError:
+        try:
+            span = f"pick one in ({symmetry_floor(locality, length):.4f}, 1]"
+        except ValueError:  # the floor itself cannot be fitted: only 1 is safe
+            span = "pick a higher symmetry (1 is always reachable)"
+        return OptionError(
             f"symmetry {symmetry} is unreachable by Eq. 8 at locality {locality} and {length} "
-            f"positions: pick one in ({low:.4f}, 1]"
+            f"positions: {span}"
         )
-    w, s = fit_attenuation(locality, symmetry, length)
+
+    if not 0.0 < symmetry <= 1.0:
+        raise unreachable()
+    try:
+        if symmetry < 1.0 and symmetry <= symmetry_floor(locality, length):
+            raise unreachable()
+        w, s = fit_attenuation(locality, symmetry, length)
+    except ValueError:  # a bracket of the nested fit holds no root
+        raise unreachable() from None
     table = attenuation_matrix(length, w, s)
     return Setting(
         target_locality=locality,

@@ -37,7 +37,9 @@ class SweepConfig:
     datasets: tuple[str, ...] = ("mr", "subj")
     curves: tuple[str, ...] = CURVES
     settings: int = 100  # per curve
-    locality_range: tuple[float, float] = (0.05, 0.99)
+    # None: from just above the lowest locality Eq. 8 reaches at max_length (a uniform map:
+    # 0.046 at 64 positions; the draft's 0.01 needs about 300) up to 0.99
+    locality_range: tuple[float, float] | None = None
     symmetry_range: tuple[float, float] = (0.01, 1.0)
     symmetry_locality: float = 0.2  # the symmetry curve's locality, inside [0.15, 0.3]
     max_length: int = 64
@@ -52,12 +54,23 @@ class SweepConfig:
 def grid(config: SweepConfig, curve: str) -> list[tuple[float, float]]:
     """The (locality, symmetry) targets of ``curve``, evenly spaced."""
     if curve == "locality":
-        values = np.linspace(*config.locality_range, config.settings)
+        values = np.linspace(*locality_range(config), config.settings)
         return [(float(v), 1.0) for v in values]
     if curve == "symmetry":
         values = np.linspace(*config.symmetry_range, config.settings)
         return [(config.symmetry_locality, float(v)) for v in values]
     raise OptionError(f"curve {curve!r}: expected one of {', '.join(CURVES)}")
+
+
+def locality_range(config: SweepConfig) -> tuple[float, float]:
+    """The locality curve's span: the option, or from the reachable floor (rounded up)."""
+    if config.locality_range is not None:
+        return config.locality_range
+    from posharness.models.zoo.encoder.attenuation import attenuation_matrix
+    from posharness.stats.geometry import locality
+
+    floor = locality(attenuation_matrix(config.max_length, 1e-6, 1.0))
+    return (float(np.ceil((floor + 0.002) * 100) / 100), 0.99)
 
 
 def embed(dataset: Dataset, vectors: Any, oov: str, max_length: int) -> list[np.ndarray]:
@@ -104,6 +117,11 @@ def run_sweep(config: SweepConfig, data_root: Path, log=print) -> dict[str, Any]
             "vocabulary": len(vectors),
         },
         "config": {**asdict(config), "vectors": Path(config.vectors).name},
+        "grid": {
+            "locality_range": list(locality_range(config)),
+            "symmetry_range": list(config.symmetry_range),
+            "symmetry_locality": config.symmetry_locality,
+        },
         "datasets": {},
         "curves": {},
         "timing": {"load_vectors_s": round(loaded, 2)},
