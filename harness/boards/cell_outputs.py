@@ -1,5 +1,10 @@
 """Where a row's per-example outputs come from, for a paired test: the result files at
-hand (their examples file and replicates), else the board's examples bundle."""
+hand (their examples file and replicates), else the board's examples bundle.
+
+Result files are looked for where the board names them, then, for a board inside a
+study folder (``boards/`` beside ``results/``), in the study's ``results/``, then by a
+caller's finder (``posharness compare --results DIR``: the report's ``ResultLocator``),
+so ``compare`` and ``report`` read the same outputs of the same boards."""
 
 from __future__ import annotations
 
@@ -24,8 +29,10 @@ __all__ = [  # REPLICATES_KEY stays importable from here (stats.paired_resamplin
     "Outputs",
     "outputs_of_bundle_entry",
     "outputs_of_result",
+    "ResultFinder",
     "row_outputs",
     "row_outputs_from_files",
+    "study_folder",
 ]
 
 
@@ -40,6 +47,8 @@ class CellOutputs:
 
 
 Outputs = dict[str, CellOutputs]  # task → the outputs of its lowest seed
+# (board, the path the board names, its row) → the result file found elsewhere, or None
+ResultFinder = Callable[[Path, str, Row], tuple[Path, CellResult] | None]
 
 
 def outputs_of_result(path: Path, result: CellResult) -> CellOutputs | None:
@@ -101,19 +110,37 @@ def row_outputs(
     return {task: outputs for task, (_, outputs) in kept.items()}
 
 
+def study_folder(board: Path) -> Path | None:
+    """The study folder a board sits in (``<study>/boards/NAME.json`` beside
+    ``<study>/results/``), which holds the output folders its not-shipped keys name."""
+    study = board.absolute().parent.parent
+    if board.absolute().parent.name == "boards" and (study / "results").is_dir():
+        return study
+    return None
+
+
 def row_outputs_from_files(
-    row: Row, board: Path, missing: list[str], not_bundled: list[str], kept_in: Path | None = None
+    row: Row,
+    board: Path,
+    missing: list[str],
+    not_bundled: list[str],
+    kept_in: Path | None = None,
+    find: ResultFinder | None = None,
 ) -> Outputs:
-    """``row_outputs`` with result files looked for beside the board, where it names them.
+    """``row_outputs`` with result files looked for where the board names them.
 
     ``kept_in``: the folder that holds the output folders a board names by its not-shipped
     key ``results/<output folder>/…`` (a study folder holds ``results/`` beside ``boards/``;
-    the key says which output folder, not where it is)."""
+    the key says which output folder, not where it is); by default the board's study
+    folder, when it sits in one. ``find``: where else to look (``--results`` folders)."""
+    kept_in = kept_in if kept_in is not None else study_folder(board)
 
     def beside(relative: str) -> tuple[Path, CellResult] | None:
         path = board.parent / relative
         if not path.exists() and kept_in is not None and relative.startswith(NOT_SHIPPED):
             path = kept_in / relative.removeprefix(NOT_SHIPPED)
-        return (path, read_result(path)) if path.exists() else None
+        if path.exists():
+            return path, read_result(path)
+        return None if find is None else find(board, relative, row)
 
     return row_outputs(row, board, beside, read_bundle(board), missing, not_bundled)

@@ -22,6 +22,7 @@ from posharness.boards.cell_outputs import (
     REPLICATES_KEY,
     CellOutputs,
     Outputs,
+    ResultFinder,
     outputs_of_bundle_entry,
     outputs_of_result,
     row_outputs,
@@ -161,18 +162,27 @@ def family_keys(left: Leaderboard, a: Row, b: Row, all_metrics: bool, tasks=()) 
 
 
 def compare_files(
-    path_a: Path, path_b: Path, keep: RowFilter = RowFilter(), all_metrics: bool = True
+    path_a: Path,
+    path_b: Path,
+    keep: RowFilter = RowFilter(),
+    all_metrics: bool = True,
+    find: ResultFinder | None = None,
 ) -> list[RowComparison]:
     """Every paired row of two boards, its printed metrics (``family_keys``) tested and
-    Holm-adjusted together."""
+    Holm-adjusted together.
+
+    Per-example outputs come from the result files where each board names them, its
+    study folder's ``results/`` (``cell_outputs.study_folder``), ``find`` (the report's
+    ``--results`` search, which ``posharness compare --results`` passes), else the
+    board's examples bundle — the places the report looks, so both test one family."""
     left, right = load(path_a), load(path_b)
     out = []
     for a, b in pair_rows(left, right, keep):
         keys = family_keys(left, a, b, all_metrics, keep.tasks)
         missing: list[str] = []
         not_bundled: list[str] = []
-        outputs_a = row_outputs_from_files(a, path_a, missing, not_bundled)
-        outputs_b = row_outputs_from_files(b, path_b, missing, not_bundled)
+        outputs_a = row_outputs_from_files(a, path_a, missing, not_bundled, find=find)
+        outputs_b = row_outputs_from_files(b, path_b, missing, not_bundled, find=find)
         metrics = compare_metrics(keys, a, b, outputs_a, outputs_b)
         out.append(RowComparison(a, b, metrics, missing, not_bundled))
     adjust_comparisons([m for row in out for m in row.metrics])

@@ -14,7 +14,7 @@ from typing import Any
 
 from posharness.boards.compare import MetricComparison, RowComparison, family_size
 from posharness.run.flags import FLAG_MARK
-from posharness.stats.paired_tests import ALPHA, format_delta, format_p
+from posharness.stats.paired_tests import ALPHA, PairedTest, format_delta, format_p
 
 FIELDS = (
     "a_model",
@@ -35,7 +35,9 @@ FIELDS = (
     "n",
     "p",
     "p_holm",
+    "p_method",
     "resamples",
+    "patterns",
     "p_at_floor",
     "effect_size_dz",
     "significant",
@@ -82,7 +84,9 @@ def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> l
                     "n": test.n if test else None,
                     "p": test.p_value if test else None,
                     "p_holm": test.p_adjusted if test else None,
+                    "p_method": test.p_method if test else None,
                     "resamples": test.resamples if test else None,
+                    "patterns": test.patterns if test else None,
                     "p_at_floor": test.at_floor if test else None,
                     "effect_size_dz": test.effect_size if test else None,
                     "significant": test.significant(ALPHA) if test else None,
@@ -114,6 +118,17 @@ def as_csv(comparisons: list[RowComparison], keys: set[str] | None = None) -> st
     return buffer.getvalue()
 
 
+def test_text(test: PairedTest | None) -> str:
+    """A row's test and how its p was found: exact (a distribution, or every sign pattern
+    enumerated, counted) or Monte Carlo (its resamples are in the p column's floor and in
+    ``resamples``)."""
+    if test is None:
+        return "–"
+    if test.patterns is not None:
+        return f"{test.name} (exact, {test.patterns:,} patterns)"
+    return f"{test.name} ({test.p_method})"
+
+
 def table_cells(m: MetricComparison) -> tuple[str, ...]:
     """The cells of one metric in the terminal and Markdown tables."""
     test = m.test
@@ -128,7 +143,7 @@ def table_cells(m: MetricComparison) -> tuple[str, ...]:
         "–" if m.b is None else f"{m.b:.4f}",
         format_delta(m.delta),
         ci,
-        test.name if test else "–",
+        test_text(test),
         format_p(test.p_value, test.resamples) if test else "–",
         format_p(test.p_adjusted if test else None),
         "–" if test is None or test.effect_size is None else f"{test.effect_size:+.2f}",

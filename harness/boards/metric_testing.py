@@ -4,9 +4,16 @@ The test follows the metric's declaration (``metric_types``): exact McNemar for 
 0/1 outcomes, sign-flip permutation for a mean of continuous values, a paired bootstrap of
 the aggregate itself for F1, Matthews, correlations and averaged-map geometry — and only
 when the per-example outputs reproduce the value the board prints, on the same examples on
-both sides; a difference below numerical precision, or between sides that do not vary, is
-stated exactly and never tested (``stats.precision``). ``compare.py`` pairs the rows and
-adjusts the family; this module tests one metric of one pair.
+both sides; a difference between sides equal example by example (or replicate by
+replicate) within numerical precision, or between sides that do not vary, is stated
+exactly and never tested (``stats.precision``) — decided on those values, never on the
+printed Δ. ``compare.py`` pairs the rows and adjusts the family; this module tests one
+metric of one pair.
+
+A board's ``--seeds`` are task seeds: each draws the task's sample (the probe words, a
+fine-tuning run's data order) for one and the same model, so a test over them is a test
+within one model a side, named so, never one between pretraining seeds (a PE-level test
+over pretraining seeds is ``stats.pe_level``).
 """
 
 from __future__ import annotations
@@ -36,9 +43,15 @@ from posharness.stats.precision import (
     PRECISION,
     constant,
     exact_verdict,
+    same_values,
     scale_of,
-    within_precision,
 )
+from posharness.stats.seed_tests import run_level_test
+from posharness.stats.value_ranges import value_range
+
+# What a board's --seeds vary: the task's sample for one model, not the model (issue 47,
+# part 5); said wherever a test over them is printed.
+TASK_SEEDS = "task seeds (each draws the task's sample for one and the same model a side)"
 
 # How far per-example outputs may be from the board's value and still be the same
 # statistic: float summation order, and values the board rounded through JSON.
@@ -59,7 +72,7 @@ def paired_test(
 
     A value that combines seeds or a protocol's runs is tested over them
     (``stats.seed_tests``), never over one run's examples as if that run were the cell."""
-    over_runs = _test_over_runs(a, b, metric, score_a, score_b)
+    over_runs = _test_over_runs(a, b, metric, kind, score_a, score_b)
     if over_runs is not None:
         return over_runs
     if kind.aggregate == "cell":
@@ -72,25 +85,30 @@ def paired_test(
 
 
 def _test_over_runs(
-    a: CellOutputs | None, b: CellOutputs | None, metric: str, score_a: Score, score_b: Score
+    a: CellOutputs | None,
+    b: CellOutputs | None,
+    metric: str,
+    kind: MetricType,
+    score_a: Score,
+    score_b: Score,
 ) -> tuple[PairedTest | None, str] | None:
-    """The test over seeds (a board's mean over ``--seeds``) or over a protocol's runs
-    (a fine-tuned cell's rates and seeds); None when each side is one run of one seed."""
-    from posharness.stats.seed_tests import run_level_test
-
+    """The test over task seeds (a board's mean over ``--seeds``) or over a protocol's
+    runs (a fine-tuned cell's rates and seeds); None when each side is one run of one
+    seed. Its interval stays inside the range of a difference of ``metric``'s values."""
     delta = score_b.mean - score_a.mean
+    bounds = value_range(metric, kind)
     if max(score_a.n_seeds, score_b.n_seeds) > 1:
         per_seed = [s.per_seed or {} for s in (score_a, score_b)]
         older = [s.n_seeds for s in (score_a, score_b) if s.n_seeds > 1 and not s.per_seed]
         if older:
             return None, (
-                f"the board's value is a mean over {older[0]} seeds and the board records no "
-                "per-seed values (written before they were): rebuild it from its results "
-                "for a test over the seeds"
+                f"the board's value is a mean over {older[0]} task seeds and the board "
+                "records no per-seed values (written before they were): rebuild it from its "
+                "results for a test over the task seeds"
             )
         if score_a.n_seeds == 1 or score_b.n_seeds == 1:
             per_seed = [s.per_seed or {"one seed": s.mean} for s in (score_a, score_b)]
-        return run_level_test(per_seed[0], per_seed[1], delta, "seeds")
+        return run_level_test(per_seed[0], per_seed[1], delta, TASK_SEEDS, bounds=bounds)
     runs = [side.runs if side is not None else None for side in (a, b)]
     if runs[0] is None and runs[1] is None:
         return None
@@ -105,24 +123,27 @@ def _test_over_runs(
         )
     combine = {r.combine for r in runs if r is not None}
     how = combine.pop() if len(combine) == 1 else "mean or median"
-    return run_level_test(values[0], values[1], delta, "runs of the protocol", how)
+    return run_level_test(values[0], values[1], delta, "runs of the protocol", how, bounds)
 
 
 def _no_test_needed(
     x: np.ndarray, y: np.ndarray, delta: float, scale: float | None = None
 ) -> str | None:
-    """Why Δ needs no test (``stats.precision``): it is below numerical precision, or
-    neither side varies from example (or replicate) to example; None when it does."""
+    """Why Δ needs no test (``stats.precision``), decided on the paired values ``x`` and
+    ``y`` the test would use (examples, or replicates drawn alike), never on the printed
+    Δ: neither side varies, or every pair is equal within numerical precision (the same
+    model rerun); None when Δ is to be tested."""
     scale = scale_of(x, y) if scale is None else max(scale, scale_of(x, y))
     if constant(x, scale) and constant(y, scale):
         return (
             f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every example gives the same "
             "value on each side, so Δ is exact: no p, interval or d_z"
         )
-    if within_precision(delta, scale):
+    if same_values(x, y, scale):
         return (
-            f"{EXACT_PREFIX}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale {scale:.3g}: "
-            "a rounding difference, never tested"
+            f"{EXACT_PREFIX}{EQUAL}; every one of the {len(x)} paired values equal on both "
+            f"sides within {PRECISION:g} × the values' scale {scale:.3g}: a rounding "
+            "difference, never tested"
         )
     return None
 
@@ -177,11 +198,13 @@ def _test_mean(
             return None, untestable
     test = mcnemar(x, y, seed) if kind.outcome == "binary" else permutation_test(x, y, seed)
     # The printed Δ is the boards' difference; the examples reproduce it up to summation
-    # order (checked above), so the interval moves by that rounding, never more.
-    shift = (reported_b - reported_a) - test.delta
-    test.delta += shift
+    # order (checked above). The interval is the examples' — its ends are resampled means
+    # of differences, so inside the range a difference can take — and is never moved:
+    # where the printed Δ falls outside it by that rounding, it is widened to hold Δ (a
+    # shift gave a lower end of −9e-7 when every difference was >= 0).
+    test.delta = reported_b - reported_a
     if test.ci_low is not None and test.ci_high is not None:
-        test.ci_low, test.ci_high = test.ci_low + shift, test.ci_high + shift
+        test.ci_low, test.ci_high = min(test.ci_low, test.delta), max(test.ci_high, test.delta)
     return test, f"paired over {len(shared)} examples ({kind.label})"
 
 
@@ -253,10 +276,10 @@ def _bootstrap_predictions(
             "one run's of several, so no paired test of the printed Δ"
         )
 
-    if within_precision(reported_b - reported_a, scale_of(reported_a, reported_b)):
+    if np.array_equal(runs[0], runs[1]):  # decided on the predictions, never on Δ
         return None, (
-            f"{EXACT_PREFIX}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale: a rounding "
-            "difference, never tested"
+            f"{EXACT_PREFIX}{EQUAL}; both sides predicted the same for every one of the "
+            f"{len(shared)} examples: Δ is a rounding difference, never tested"
         )
 
     def redraw(count: int) -> np.ndarray:

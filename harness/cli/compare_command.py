@@ -18,6 +18,16 @@ from posharness.cli.click_options import format_option, include_option, split_co
 )
 @click.option("--mode", "modes", multiple=True, metavar="MODES", help="Only these modes.")
 @click.option("--task", "tasks", multiple=True, metavar="TASKS", help="Only these tasks.")
+@click.option(
+    "--results",
+    "results",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="DIR",
+    help="Where the boards' result files are now (a run's --output-dir), when not where "
+    "the boards name them (as report --results); a board in a study folder finds the "
+    "study's results/ by itself; repeatable.",
+)
 @format_option(
     ("table", "md", "csv", "json"),
     "table: rich tables; md: Markdown for a paper; csv or json: every field, for scripts.",
@@ -31,6 +41,7 @@ def compare(
     models: tuple[str, ...],
     modes: tuple[str, ...],
     tasks: tuple[str, ...],
+    results: tuple[Path, ...],
     form: str,
 ) -> None:
     """Per-task deltas B − A between two leaderboards, with paired tests.
@@ -41,6 +52,8 @@ def compare(
     (McNemar, sign-flip permutation, or a paired bootstrap of the aggregate), with a 95 %
     BCa bootstrap interval and Holm-adjusted p-values over the tests printed (the
     family: the headline metrics, or every metric with --all-metrics; its size is said).
+    Per-example outputs are read where the report reads them: beside the board, in its
+    study folder's results/, under --results, else the board's examples bundle.
     """
     from posharness.boards.compare import RowFilter
     from posharness.cli.compare_print import print_comparison
@@ -48,4 +61,4 @@ def compare(
     keep = RowFilter(
         tuple(split_commas(models)), tuple(split_commas(modes)), tuple(split_commas(tasks))
     )
-    print_comparison(a, b, all_metrics, keep, form)
+    print_comparison(a, b, all_metrics, keep, form, results)

@@ -15,7 +15,10 @@ from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from posharness.boards.cell_outputs import ResultFinder
 from posharness.boards.compare import RowComparison, RowFilter, family_size
+from posharness.boards.leaderboard import Row
+from posharness.contracts.results import CellResult
 
 
 def family_line(comparisons: list[RowComparison]) -> str:
@@ -24,15 +27,38 @@ def family_line(comparisons: list[RowComparison]) -> str:
     return f"p (Holm) adjusted over the {m} tests printed (the family)"
 
 
+def result_finder(folders: tuple[Path, ...]) -> ResultFinder | None:
+    """The report's ``--results`` search (``report.locate.ResultLocator``), for compare:
+    a file is matched by the longest tail of the path the board names and checked
+    against its row, so both commands find the same outputs; None without folders."""
+    if not folders:
+        return None
+    from posharness.report.locate import ResultLocator
+
+    locator = ResultLocator(list(folders))
+
+    def find(board: Path, relative: str, row: Row) -> tuple[Path, CellResult] | None:
+        found = locator.locate(board, relative, row)
+        return None if found is None else (found.path, found.result)
+
+    return find
+
+
 def print_comparison(
-    path_a: Path, path_b: Path, all_metrics: bool, keep: RowFilter, form: str = "table"
+    path_a: Path,
+    path_b: Path,
+    all_metrics: bool,
+    keep: RowFilter,
+    form: str = "table",
+    results: tuple[Path, ...] = (),
 ) -> None:
     """Rich tables (the notes of untested rows below each), or Markdown, CSV or JSON."""
     from posharness.boards import compare_output
     from posharness.boards.compare import compare_files
     from posharness.cli.console import console
 
-    comparisons = compare_files(path_a, path_b, keep, all_metrics=all_metrics)
+    find = result_finder(results)
+    comparisons = compare_files(path_a, path_b, keep, all_metrics=all_metrics, find=find)
     if form != "table":
         render = {
             "json": compare_output.as_json,
@@ -89,9 +115,10 @@ def _print_row_comparison(comparison: RowComparison) -> None:
         console().print(
             f"[yellow]no paired test where the per-example outputs are not at hand:[/] "
             f"{len(unbundled)} result file(s) missing, e.g. {unbundled[0]}, and no "
-            "examples bundle beside the board: rerun those cells, or rebuild the board "
-            "from its results with `posharness leaderboard build RESULTS_DIR -o BOARD "
-            "--keep-examples` so the outputs travel with it"
+            "examples bundle beside the board: pass the folder that holds them with "
+            "--results DIR, rerun those cells, or rebuild the board from its results with "
+            "`posharness leaderboard build RESULTS_DIR -o BOARD --keep-examples` so the "
+            "outputs travel with it"
         )
     if comparison.not_bundled:
         console().print(

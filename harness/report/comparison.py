@@ -5,16 +5,17 @@ Rows pair as ``compare.pair_rows`` pairs them and each metric is tested by
 statistic), Holm-adjusted across the page as ``compare`` adjusts across one comparison:
 the same family (``compare.family_keys``: the metrics printed), so the page and
 ``posharness compare`` with the same ``--all-metrics`` print the same adjusted p-values.
-Only where the per-example outputs come from differs: the report also looks in the
-``--results`` folders, then in the board's ``*.examples.json.gz`` bundle, as ``compare``
-does.
+The per-example outputs come from the same places: the result files where the board
+names them, its study folder's ``results/`` (a board in ``<study>/boards/``), the
+``--results`` folders (``compare --results`` searches them with the report's own
+``ResultLocator``), then the board's ``*.examples.json.gz`` bundle.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.boards.cell_outputs import Outputs, row_outputs
+from posharness.boards.cell_outputs import Outputs, row_outputs, study_folder
 from posharness.boards.compare import (
     RowFilter,
     adjust_comparisons,
@@ -24,6 +25,8 @@ from posharness.boards.compare import (
 )
 from posharness.boards.example_bundle import read_bundle
 from posharness.boards.leaderboard import Leaderboard, Row
+from posharness.boards.schema import NOT_SHIPPED
+from posharness.contracts.results import read_result
 from posharness.report.locate import Found
 from posharness.report.model import BoardView, ComparisonView, PairView
 
@@ -63,10 +66,17 @@ def row_examples(
     row: Row, board: Path, found: dict[str, Found], bundle: dict, missing: list[str]
 ) -> Outputs:
     """Per-example outputs of the lowest seed of each task that kept them: from the result
-    files at hand, else from the bundle; result files in neither go to ``missing``."""
+    files at hand (or in the board's study folder), else from the bundle; result files in
+    none go to ``missing``."""
+    study = study_folder(board)
 
     def at_hand(relative: str):
         hit = found.get(relative)
-        return None if hit is None else (hit.path, hit.result)
+        if hit is not None:
+            return hit.path, hit.result
+        if study is not None and relative.startswith(NOT_SHIPPED):
+            path = study / relative.removeprefix(NOT_SHIPPED)
+            return (path, read_result(path)) if path.is_file() else None
+        return None
 
     return row_outputs(row, board, at_hand, bundle, missing)

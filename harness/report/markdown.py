@@ -3,6 +3,8 @@ appendix or a repository README, from the view model the HTML pages use."""
 
 from __future__ import annotations
 
+from posharness.boards.compare import family_size
+from posharness.boards.compare_output import test_text
 from posharness.report import model
 from posharness.report.artifacts import is_image
 from posharness.report.model import (
@@ -13,6 +15,7 @@ from posharness.report.model import (
     Provenance,
     Study,
 )
+from posharness.run.flags import FLAG_MARK
 from posharness.stats.paired_tests import format_p
 
 
@@ -161,11 +164,17 @@ def _provenance_row(p: Provenance) -> list[str]:
 
 
 def _comparison(comparison: ComparisonView) -> str:
+    """The comparison page as ``compare --format md`` prints it: the family's size, each
+    row's test with exact or Monte Carlo, and the flags beside the verdict and under the
+    table (a flagged cell is never a finding on its own)."""
+    size = family_size([m for pair in comparison.pairs for m in pair.metrics])
     lines = [
         f"# {comparison.a.name} → {comparison.b.name}",
         "",
         f"Δ = B − A; paired tests as `posharness compare` computes them, on the printed "
-        f"statistic; p (Holm) adjusted across this page; n.s. = adjusted p ≥ {model.ALPHA}.",
+        f"statistic; 95 % BCa interval (not adjusted); p (Holm) adjusted over the {size} "
+        f"tests on this page (the family); n.s. = adjusted p ≥ {model.ALPHA}; "
+        f"{FLAG_MARK} flagged: a cell flagged by its run, not a finding on its own.",
         "",
     ]
     if not comparison.pairs:
@@ -177,6 +186,7 @@ def _comparison(comparison: ComparisonView) -> str:
         for c in pair.metrics:
             verdict = model.significant(c)
             test = c.test
+            said = f"p < {model.ALPHA}" if verdict else ("n.s." if verdict is False else c.note)
             rows.append(
                 [
                     c.key,
@@ -186,12 +196,12 @@ def _comparison(comparison: ComparisonView) -> str:
                     f"[{model.signed(test.ci_low)}, {model.signed(test.ci_high)}]"
                     if test and test.ci_low is not None
                     else "–",
-                    test.name if test else "no test",
+                    test_text(test) if test else "no test",
                     format_p(test.p_value, test.resamples) if test else "–",
                     model.p_text(test.p_adjusted if test else None),
                     model.effect_text(test.effect_size if test else None),
                     str(test.n) if test else "–",
-                    f"p < {model.ALPHA}" if verdict else ("n.s." if verdict is False else c.note),
+                    f"{said} {FLAG_MARK} flagged" if c.flags else said,
                 ]
             )
         header = [
@@ -199,6 +209,13 @@ def _comparison(comparison: ComparisonView) -> str:
             "verdict",
         ]  # fmt: skip
         lines += _table(header, rows, {1, 2, 3, 6, 7, 8, 9})
+        flagged = [c for c in pair.metrics if c.flags]
+        if flagged:
+            lines.append("")
+        lines += [
+            f"{FLAG_MARK} {_cell(c.key)}: {_cell('; '.join(c.flags))} — not a finding on its own"
+            for c in flagged
+        ]
         if pair.missing:
             lines += [
                 "",

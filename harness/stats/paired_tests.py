@@ -70,8 +70,14 @@ class PairedTest:
     p_adjusted: float | None = None  # Holm-adjusted across the comparison's tests
     on: str = ""  # what was resampled, in words
     resamples: int | None = None  # Monte Carlo draws behind p; None: an exact p
-    # redraws p with more resamples when the family needs a lower floor; None: it cannot
-    refine: Callable[[int], float] | None = field(default=None, repr=False, compare=False)
+    # redraws p with more resamples when the family needs a lower floor, giving the new p
+    # and its draws (None: it enumerated every pattern instead); None: it cannot redraw
+    refine: Callable[[int], tuple[float, int | None]] | None = field(
+        default=None, repr=False, compare=False
+    )
+    # every sign pattern a permutation test enumerated (2**n), where it enumerated them
+    # instead of drawing: what was done, never the draws it would have made
+    patterns: int | None = None
 
     @property
     def floor(self) -> float | None:
@@ -81,6 +87,21 @@ class PairedTest:
     @property
     def at_floor(self) -> bool:
         return self.floor is not None and self.p_value <= self.floor * (1.0 + 1e-9)
+
+    @property
+    def p_method(self) -> str:
+        """How p was found: "exact" (an exact distribution, or every sign pattern
+        enumerated) or "Monte Carlo" (random resamples, with a floor of 1/(R+1))."""
+        return "exact" if self.resamples is None else "Monte Carlo"
+
+    @property
+    def p_how(self) -> str:
+        """``p_method`` with what it rests on, for a table's test column."""
+        if self.patterns is not None:
+            return f"exact: all {self.patterns:,} sign patterns"
+        if self.resamples is None:
+            return "exact"
+        return f"Monte Carlo: {self.resamples:,} resamples"
 
     @property
     def mean_delta(self) -> float:  # the name results written before the rename read
@@ -165,7 +186,7 @@ def bootstrap_of_aggregate(
     if not low <= delta <= high:  # said, never hidden by moving the interval
         on += "; Δ lies outside its BCa interval: resampling biases this statistic"
     p = bootstrap_p(delta, replicates)
-    refine = None if redraw is None else (lambda r: bootstrap_p(delta, redraw(r)))
+    refine = None if redraw is None else (lambda r: (bootstrap_p(delta, redraw(r)), r))
     return PairedTest(
         BOOTSTRAP, n, delta, p, low, high, on=on, resamples=len(replicates), refine=refine
     )
@@ -258,7 +279,7 @@ def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
     """Sign-flip permutation test of the mean difference, with its bootstrap interval."""
     diff = np.asarray(y, dtype=np.float64) - np.asarray(x, dtype=np.float64)
     delta = float(np.mean(diff))
-    if not np.any(diff):
+    if not np.any(diff):  # every pattern gives the observed sum: p = 1, exactly
         return PairedTest(PERMUTATION, len(x), 0.0, 1.0, 0.0, 0.0, None, on="per-example values")
     p, drawn = sign_flip_p(diff, RESAMPLES, seed)
     low, high = mean_interval(diff, seed)
@@ -272,7 +293,8 @@ def permutation_test(x: np.ndarray, y: np.ndarray, seed: int = 0) -> PairedTest:
         effect_size(diff, tolerance(scale_of(x, y))),
         on="per-example values",
         resamples=drawn,
-        refine=None if drawn is None else (lambda r: sign_flip_p(diff, r, seed)[0]),
+        refine=None if drawn is None else (lambda r: sign_flip_p(diff, r, seed)),
+        patterns=2 ** len(diff) if drawn is None else None,
     )
 
 
@@ -299,14 +321,17 @@ def adjust(tests: Sequence[PairedTest], alpha: float = ALPHA) -> None:
 
     First every p the first pass left small is redrawn with the resamples the family's
     size calls for (``family_resamples``), so its floor sits well below alpha/m; a test
-    that cannot redraw (replicates kept with a cell) keeps its floor, printed as such.
+    that cannot redraw (replicates kept with a cell) keeps its floor, printed as such. A
+    sign-flip test whose 2**n patterns fit in the new count enumerates them: it records
+    the patterns and an exact p, not the draws it would have made.
     """
     needed = family_resamples(len(tests), alpha)
     for test in tests:
         coarse = test.resamples is not None and test.resamples < needed
         if test.refine is not None and coarse and test.p_value < REFINE_BELOW:
-            test.p_value = test.refine(needed)
-            test.resamples = needed
+            test.p_value, test.resamples = test.refine(needed)
+            if test.resamples is None:
+                test.patterns = 2**test.n
     for test, p in zip(tests, holm([t.p_value for t in tests]), strict=True):
         test.p_adjusted = p
 

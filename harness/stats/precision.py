@@ -10,8 +10,12 @@ The rule, stated once: PRECISION = 1e-6 relative to the values' scale — the la
 absolute per-example value on either side (the aggregate's value on either side where
 there are no per-example values), the tolerance within which ``compare`` already checks
 that per-example outputs reproduce the board's value.
-- |Δ| <= PRECISION × scale: "equal within numerical precision", never tested, never
-  significant.
+- Every paired value (example, replicate or run) equal on both sides within PRECISION ×
+  scale: "equal within numerical precision", never tested, never significant. This is
+  decided on the values the test would use, never on the printed Δ: a Δ of two medians,
+  or of two accuracies, can be 0 while the runs or examples behind it differ (issue 47:
+  38 of 1,000 simulated median tables of two equal PEs read "exact" while their runs'
+  means differed), and that is a null result to test, not a rounding difference.
 - Every example gives the same value on each side (max − min <= PRECISION × scale, on
   both sides): "no sampling variability"; Δ is exact, and the verdict is the tolerance
   one (equal within 1e-6 relative, or not), with no p, interval or d_z.
@@ -40,6 +44,12 @@ def tolerance(scale: float) -> float:
 def within_precision(delta: float, scale: float) -> bool:
     """|Δ| no larger than numerical precision at this scale (Δ = 0 always is)."""
     return abs(delta) <= tolerance(scale)
+
+
+def same_values(x: np.ndarray, y: np.ndarray, scale: float) -> bool:
+    """Every paired value equal on both sides within precision: the two sides measured the
+    same numbers (the same model rerun), so Δ is a rounding difference."""
+    return len(x) == len(y) > 0 and bool(np.all(np.abs(y - x) <= tolerance(scale)))
 
 
 def constant(values: np.ndarray, scale: float) -> bool:

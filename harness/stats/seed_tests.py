@@ -20,6 +20,13 @@ of the runs' means and no interval is printed, since a t interval is not one of 
 median difference and five runs do not support a bootstrap of it. With fewer than
 ``MIN_RUNS`` runs a side no test is printed, and the reason is. The p-values are exact
 (t distribution) and are adjusted with the comparison's other tests (Holm).
+
+Exactness is decided on the runs, never on the printed Δ (issue 47, part 1): a Δ of two
+medians, or of two accuracies, is often 0 while the runs behind it differ, and that is a
+result to test. Only runs that are equal on both sides run by run (paired), or that do
+not vary on either side, make Δ exact. A t interval is symmetric about Δ and can cross
+the metric's bound (three seeds of two accuracies gave [0.622, 1.178]): it is clipped to
+the range a difference can take (``value_ranges``), and the row says so.
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from posharness.stats.precision import (
     PRECISION,
     constant,
     exact_verdict,
+    same_values,
     scale_of,
-    within_precision,
 )
+from posharness.stats.value_ranges import Bounds, clip_interval
 
 MIN_RUNS = 3  # a side with fewer runs has no estimate of their spread worth a test
 PAIRED_T = "paired-t"
@@ -53,12 +61,15 @@ def run_level_test(
     delta: float,
     unit: str,
     combine: str = "mean",
+    bounds: Bounds | None = None,
 ) -> tuple[PairedTest | None, str]:
     """The test of ``delta`` (the printed B - A) over run-level values ``a`` and ``b``
     (label -> value of one run or seed), or why there is none.
 
-    ``unit`` names what a run is in the output ("seeds", "runs of the protocol");
-    ``combine`` is how the printed value combines them (mean | median)."""
+    ``unit`` names what a run is in the output ("task seeds", "runs of the protocol",
+    "pretraining seeds"); ``combine`` is how the printed value combines them (mean |
+    median); ``bounds``, the range one value can take (``value_ranges.value_range``),
+    keeps the interval inside the range of a difference."""
     from scipy import stats
 
     counts = f"A {len(a)}, B {len(b)}"
@@ -77,10 +88,11 @@ def run_level_test(
             f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every one of the {unit} "
             "gives the same value on each side, so Δ is exact: no p, interval or d_z"
         )
-    if within_precision(delta, scale):
+    if paired and same_values(x, y, scale):
         return None, (
-            f"{EXACT_PREFIX}{EQUAL}; |Δ| <= {PRECISION:g} × the values' scale {scale:.3g}: "
-            "a rounding difference, never tested"
+            f"{EXACT_PREFIX}{EQUAL}; every one of the {len(x)} {unit} equal on both sides "
+            f"within {PRECISION:g} × the values' scale {scale:.3g}: a rounding difference, "
+            "never tested"
         )
     if paired and constant(y - x, scale):
         return None, (
@@ -99,9 +111,12 @@ def run_level_test(
         on = f"{unit}, {counts}, not the same runs on both sides: two samples"
     p = float(result.pvalue) if math.isfinite(result.pvalue) else 1.0
     low = high = None
+    clipped = ""
     if combine == "mean":
         interval = result.confidence_interval(confidence_level=CONFIDENCE)
-        low, high = float(interval.low), float(interval.high)
+        low, high, clipped = clip_interval(float(interval.low), float(interval.high), bounds)
+    if clipped:
+        on += f"; {clipped}"
     test = PairedTest(name, len(x) + (0 if paired else len(y)), delta, p, low, high, effect, on=on)
     what = "their mean, as printed" if combine == "mean" else "their means (printed: medians)"
     return test, f"{name} over {on}; tests {what}"

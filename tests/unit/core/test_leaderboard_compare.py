@@ -116,7 +116,7 @@ def test_outputs_that_do_not_reproduce_the_board_value_are_not_tested():
     seeds, why = paired_test(
         _outputs(a), _outputs(a), "acc", MEAN_BINARY, _score(0.5, 3), _score(0.5)
     )
-    assert seeds is None and "mean over 3 seeds" in why
+    assert seeds is None and "mean over 3 task seeds" in why
 
 
 def test_paired_permutation_detects_a_consistent_shift():

@@ -47,6 +47,7 @@ def test_the_study_folder_resolves_the_key_its_boards_give_their_cells(tmp_path:
     (row,) = lb.load(board).rows
     assert row.results == ["results/results/m1/probe__both__seed0.json"]
     missing: list[str] = []
-    assert row_outputs_from_files(row, board, missing, []) == {}  # not beside the board
     found = row_outputs_from_files(row, board, [], [], kept_in=board.parent.parent)
     assert sorted(found["probe"].examples) == ["0", "1", "2", "3"]
+    # a board in <study>/boards/ finds <study>/results/ by itself (issue 47, part 3)
+    assert row_outputs_from_files(row, board, missing, []) == found and not missing
