@@ -11,6 +11,10 @@ into one tensor and their losses summed, so one Adam step updates each exactly a
 were trained alone (Adam's moments are per element). Within a repeat every setting sees
 the same batch order and initial weights drawn from the same generator (common random
 numbers: the settings' comparison is not blurred by order noise); repeats differ in both.
+
+Speed on 2 busy cores: the features are held as [N, K, d] so a batch is a gather of whole
+rows, and a dropout mask at rate 0.5 is made from random bytes unpacked into bits (one
+random draw per 8 mask entries); other rates draw one uniform number per entry.
 """
 
 from __future__ import annotations
@@ -47,6 +51,15 @@ def _accuracy(features: torch.Tensor, labels: torch.Tensor, weight, bias) -> np.
     return (logits.argmax(-1) == labels).float().mean(-1).numpy()
 
 
+def _keep_mask(shape, rate: float, gen: torch.Generator, bits: np.random.Generator):
+    """Which entries dropout keeps: Bernoulli(1 - rate), from packed random bits at 0.5."""
+    if rate == 0.5:
+        n = int(np.prod(shape))
+        packed = bits.integers(0, 256, size=(n + 7) // 8, dtype=np.uint8)
+        return torch.from_numpy(np.unpackbits(packed)[:n].reshape(shape))
+    return torch.rand(shape, generator=gen) >= rate
+
+
 def train(
     features: torch.Tensor, labels: np.ndarray, split: np.ndarray, config: TrainConfig
 ) -> Scores:
@@ -59,6 +72,7 @@ def train(
     dev_rows, test_rows = (torch.from_numpy(np.flatnonzero(split == s)) for s in (1, 2))
     dev_x, test_x = features[:, dev_rows], features[:, test_rows]
     dev_y, test_y = y[dev_rows], y[test_rows]
+    rows_first = features.transpose(0, 1).contiguous()  # [N, K, d]: a batch is whole rows
 
     gen = torch.Generator().manual_seed(config.seed)
     bound = 1.0 / d**0.5  # nn.Linear's default initialisation
@@ -66,6 +80,7 @@ def train(
     bias = ((torch.rand((reps, k, classes), generator=gen) * 2 - 1) * bound).requires_grad_()
     optimizer = torch.optim.Adam([weight, bias], lr=config.lr)
     orders = [np.random.default_rng([config.seed, r]) for r in range(reps)]
+    bits = np.random.default_rng([config.seed, reps])
 
     dev = np.zeros((reps, k, config.epochs))
     test = np.zeros((reps, k, config.epochs))
@@ -76,16 +91,15 @@ def train(
         for start in range(0, perms.shape[1], config.batch_size):
             idx = torch.from_numpy(perms[:, start : start + config.batch_size])  # [R, B]
             b = idx.shape[1]
-            x = features[:, idx.reshape(-1)].view(k, reps, b, d).transpose(0, 1)  # [R,K,B,d]
-            keep = torch.rand(x.shape, generator=gen) >= config.dropout
-            x = x * keep / (1.0 - config.dropout)
-            logits = x @ weight + bias.unsqueeze(2)  # [R, K, B, C]
-            target = y[idx].unsqueeze(1).expand(reps, k, b)
+            x = rows_first[idx]  # [R, B, K, d]
+            x = x * _keep_mask(x.shape, config.dropout, gen, bits) / (1.0 - config.dropout)
+            logits = torch.einsum("rbkd,rkdc->rbkc", x, weight) + bias.unsqueeze(1)
+            target = y[idx].unsqueeze(2).expand(reps, b, k)
             loss = F.cross_entropy(
                 logits.reshape(-1, classes), target.reshape(-1), reduction="none"
             )
             optimizer.zero_grad(set_to_none=True)
-            loss.view(reps, k, b).mean(-1).sum().backward()
+            loss.view(reps, b, k).mean(1).sum().backward()
             optimizer.step()
         with torch.no_grad():
             dev[:, :, epoch] = _accuracy(dev_x, dev_y, weight, bias)
