@@ -145,3 +145,20 @@ def test_the_permutation_test_reads_the_difference_as_b_minus_a():
     # two Monte Carlo estimates of one p: their binomial errors add
     spread = math.sqrt(reference * (1 - reference) * (1 / RESAMPLES + 1 / 20_000))
     assert abs(test.p_value - reference) <= Z * spread + 1 / (RESAMPLES + 1)
+
+
+@pytest.mark.parametrize("n", [3, 7, 10])
+def test_the_enumerated_p_of_ten_or_fewer_examples_is_scipys_exact_p(n: int):
+    diff = continuous_differences(10 + n, n, 0.5)
+    p, drawn = sign_flip_p(diff, RESAMPLES, seed=0)
+    assert drawn is None  # 2^n <= 2,000: every pattern enumerated
+    assert p == pytest.approx(exact_p(diff), rel=1e-12)
+    tied = tied_differences(20 + n, n)
+    if np.any(tied):
+        assert sign_flip_p(tied, RESAMPLES, seed=0)[0] == pytest.approx(exact_p(tied), rel=1e-12)
+
+
+def test_identical_sides_give_p_one_and_a_zero_interval():
+    x = continuous_differences(11, 25, 0.0)
+    test = permutation_test(x, x.copy())
+    assert (test.delta, test.p_value, test.ci_low, test.ci_high) == (0.0, 1.0, 0.0, 0.0)
