@@ -16,6 +16,8 @@ from scipy.stats import norm
 from posharness.stats.paired_tests import (
     RESAMPLES,
     bca_interval,
+    bootstrap_of_aggregate,
+    bootstrap_p,
     mean_acceleration,
     mean_difference_replicates,
     mean_interval,
@@ -79,3 +81,24 @@ def test_replicates_are_means_of_examples_drawn_with_replacement():
     sums = replicates * len(diff)
     assert np.all(sums >= len(diff) * diff.min() - 1e-9)
     assert np.all(sums <= len(diff) * diff.max() + 1e-9)
+
+
+def test_the_bootstrap_p_counts_centred_replicates_as_far_as_delta():
+    """Efron & Tibshirani (1993, §16.4): shift the replicates to mean zero, then
+    p = (1 + #{|r − r̄| >= |Δ|}) / (1 + R), the observed value counted once."""
+    null = np.linspace(-1.0, 1.0, 201)  # mean zero, steps of 0.01
+    for shift in (0.0, 3.5):
+        replicates = null + shift  # where they sit does not matter: they are centred
+        for delta, extreme in ((0.905, 20), (-0.5, 102), (1.5, 0), (0.01, 200)):
+            expected = (1 + extreme) / (1 + len(null))
+            assert bootstrap_p(delta, replicates) == pytest.approx(expected, rel=1e-12)
+    assert bootstrap_p(0.0, null) == 1.0
+
+
+def test_a_bootstrap_test_of_an_aggregate_carries_its_p_and_interval():
+    replicates = np.random.default_rng(5).normal(0.3, 0.1, size=RESAMPLES)
+    test = bootstrap_of_aggregate(0.3, replicates, n=50, on="F1")
+    centred = np.abs(replicates - replicates.mean())
+    assert test.p_value == pytest.approx((1 + np.sum(centred >= 0.3)) / (1 + RESAMPLES))
+    assert (test.ci_low, test.ci_high) == pytest.approx(bca_by_hand(0.3, replicates, 0.0))
+    assert test.resamples == RESAMPLES and test.n == 50
