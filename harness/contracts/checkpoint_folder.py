@@ -73,6 +73,37 @@ def named_runs(name: str) -> list[Path]:
     return [folder for *_, folder in sorted(found, reverse=True)]
 
 
+def only_run(name: str) -> Path | None:
+    """The model folder a bare ``NAME`` loads: that of the one pretrained run of NAME under
+    the runs root (its ``final/``, else its highest ``checkpoint-N/``); None when there is
+    none.
+
+    Several runs of NAME (two sizes, two seeds) are refused in one line that names them
+    and asks for ``NAME@RUN``: taking the newest, as before, made one command evaluate
+    another model once a new run appeared, and write it to the same results (issue 47,
+    part 8).
+    """
+    from posharness.base.errors import ModelLoadError
+
+    found = named_runs(name)
+    if len(found) <= 1:
+        return found[0] if found else None
+    root = runs_root()
+    runs = sorted(str(run_label(folder).parent) for folder in found)
+    raise ModelLoadError(
+        f"model {name}: {len(found)} pretrained runs of it in {root} ({', '.join(runs)}): "
+        f"say which with {name}@RUN, e.g. --model {name}@{found[0].parent}"
+    )
+
+
+def run_label(folder: Path) -> Path:
+    """A model folder as the runs root names it (``tupe-r-tiny/final``), else as given."""
+    try:
+        return folder.relative_to(runs_root())
+    except ValueError:
+        return folder
+
+
 def recorded_plugin(name: str, argument: str | None) -> tuple[Path, dict[str, str]] | None:
     """(the checkpoint folder, its ``pe_origin``) of the checkpoint a spec ``NAME@argument``
     (or a bare ``NAME``: the newest run of it) would load, when that checkpoint records a

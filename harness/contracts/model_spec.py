@@ -6,6 +6,13 @@ A spec names a registered model and, optionally, what to load into it:
     hf:bert-base-uncased      registered name ``hf``, argument = hub id
     hf:/models/my-bert        registered name ``hf``, argument = local folder
     tupe-r@runs/tupe-r-mini   registered name ``tupe-r``, argument = checkpoint folder
+    tupe-r@runs/tupe-r-mini/checkpoint-*   every saved checkpoint of the run, a series
+                              (``checkpoint_series``; ``…/*`` adds ``final``)
+
+A bare name whose family finds a default checkpoint (a zoo name: the one pretrained run
+of it under the runs folder) is resolved before planning into the ``NAME@FOLDER`` it
+stands for (:func:`resolve_model_spec`), so every line, header and result path names the
+checkpoint that was evaluated.
 """
 
 from __future__ import annotations
@@ -28,10 +35,17 @@ class ModelSpec:
     text: str
     name: str
     argument: str | None
+    # A bare NAME resolved to a pretrained run (:func:`resolve_model_spec`): the checkpoint
+    # as the runs root names it (``tupe-r-tiny/final``). It names the results folder
+    # (``tupe-r-tupe-r-tiny-final``), so two checkpoints one bare name stood for over time
+    # never share a result file (issue 47, part 8). None otherwise.
+    found_as: str | None = None
 
     @property
     def slug(self) -> str:
         """A file-name-safe form of the spec, used in result and leaderboard names."""
+        if self.found_as is not None:
+            return _safe(f"{self.name}@{self.found_as}") or "model"
         return _safe(self.text) or "model"
 
     def results_slug(self, model_args: Mapping[str, str]) -> str:
@@ -95,6 +109,22 @@ class ModelEntry:
     # the spec cannot load (missing checkpoint or package) without reading weights: run
     # for every model while planning, before any dataset is read.
     check: str | None = None
+    # "module:function" with the check's signature returning the checkpoint folder (a
+    # ``Path``) a bare NAME stands for, or None to build the bare name as it is (no
+    # checkpoint, or --model-arg init=random); raises a PosharnessError when the choice is
+    # ambiguous. Torch-free, like ``check``: it runs while planning.
+    default_checkpoint: str | None = None
+
+    def bare_checkpoint(self, options: LoadOptions) -> Path | None:
+        """The checkpoint folder a bare spec of this name loads (``default_checkpoint``)."""
+        from posharness.plugins.registry import import_target
+
+        if self.default_checkpoint is None:
+            return None
+        find = import_target(self.default_checkpoint, "default checkpoint", self.description)
+        if self.argument is not None:
+            return find(self.argument, None, options)
+        return find(None, options)
 
     def preflight(self, argument: str | None, options: LoadOptions) -> None:
         from posharness.plugins.registry import import_target
@@ -149,7 +179,35 @@ def registered_factory(spec: ModelSpec) -> ModelFactory:
         raise UnknownNameError(message) from None
 
 
+def resolve_model_spec(spec: ModelSpec, options: LoadOptions) -> ModelSpec:
+    """``spec`` with a bare name replaced by the ``NAME@FOLDER`` it stands for, when its
+    family finds one (``ModelEntry.default_checkpoint``); any other spec as it is."""
+    from posharness.contracts.checkpoint_folder import run_label
+
+    if spec.argument is not None:
+        return spec
+    factory = registered_factory(spec)
+    if not isinstance(factory, ModelEntry):
+        return spec
+    folder = factory.bare_checkpoint(options)
+    if folder is None:
+        return spec
+    return ModelSpec(f"{spec.name}@{folder}", spec.name, str(folder), str(run_label(folder)))
+
+
+def model_specs(text: str, options: LoadOptions) -> list[ModelSpec]:
+    """The models one ``--model`` value stands for: a checkpoint series expanded, one spec
+    per saved checkpoint in step order (``checkpoint_series``); a bare name resolved
+    (:func:`resolve_model_spec`); any other spec as it is."""
+    from posharness.contracts.checkpoint_series import expand_checkpoint_series, is_series
+
+    if is_series(text):
+        return [parse_model_spec(point.spec) for point in expand_checkpoint_series(text)]
+    return [resolve_model_spec(parse_model_spec(text), options)]
+
+
 def build_adapter(spec: ModelSpec, options: LoadOptions) -> ModelAdapter:
+    spec = resolve_model_spec(spec, options)
     factory = registered_factory(spec)
     adapter = factory(spec.argument, options)
     adapter.spec = spec.text

@@ -33,10 +33,16 @@ from posharness.contracts.adapter import (
     capability_name,
 )
 from posharness.contracts.cell_key import CellKey
-from posharness.contracts.model_spec import LoadOptions, ModelSpec, build_adapter, parse_model_spec
+from posharness.contracts.model_spec import (  # noqa: F401 (build_adapter: importable here)
+    LoadOptions,
+    ModelSpec,
+    build_adapter,
+    parse_model_spec,
+)
 from posharness.contracts.task import ChecksModel, Task
 from posharness.run.config import RunConfig
 from posharness.run.identity import RunSettings, key_of
+from posharness.run.plan_models import planned_models
 from posharness.run.task_checks import (
     ALLOW_MISSING_ADVICE,
     add_problems,
@@ -261,8 +267,8 @@ def plan(
         cache_dir=config.cache_dir,
     )
     problems: list[PosharnessError] = []
-    specs = [parse_model_spec(text) for text in config.models]
-    for spec in specs:
+    models = planned_models(config.models, options, _collect, problems)  # plan_models.py
+    for spec in models.specs:
         _collect(problems, preflight_model, spec, options)
     advance = progress("checking task data", len(task_names)) if progress else None
     checks = []
@@ -291,8 +297,10 @@ def plan(
     cells = []
     dtype = resolve_dtype(config.dtype, device)
     run = RunSettings(config.limit, config.train_limit, dtype, device, dict(config.model_args))
-    for spec in specs:
-        model = build_adapter(spec, options)
+    for spec in models.specs:
+        model = models.build(spec, options)
+        if model is None:
+            continue
         for mode in modes:
             if mode not in model.modes:
                 supported = ", ".join(str(m) for m in model.modes)

@@ -42,6 +42,7 @@ def _add_model(variant: Variant, origin: str, source: str) -> None:
                 description=f"{summary}. Use {variant.name}@CHECKPOINT or --model-arg init=random.",
                 argument=variant.name,
                 check="posharness.models.zoo.checkpoints:check_native",
+                default_checkpoint="posharness.models.zoo.checkpoints:default_checkpoint",
             ),
         )
 

@@ -4,8 +4,8 @@ Zoo checkpoints are ordinary Hugging Face folders (``posharness.models.zoo.encod
 classes with the Auto* factories), so the adapter is the Hugging Face one with three
 differences: the modes come from the zoo's own split (exact for attention-level schemes),
 the positional term is the model's ``positional_scores``, and the PE card is computed from
-the configuration. A name without a checkpoint loads the newest one ``posharness pretrain``
-saved under the runs folder (``checkpoints.py``), or is an error that says how to make
+the configuration. A name without a checkpoint loads the one run ``posharness pretrain``
+saved of it under the runs folder (``checkpoints.py``), or is an error that says how to make
 one, or, with ``--model-arg init=random``, a seeded untrained model (Chen et al. Fig. 2
 asks what locality and symmetry look like *before* pretraining).
 """
@@ -159,7 +159,7 @@ def build_native(name: str, argument: str | None, options: LoadOptions) -> Nativ
         _check_checkpoint(name, folder)
         if not argument:
             _log.warning(
-                "%s: using the newest checkpoint %s (pass %s@FOLDER for another)",
+                "%s: using its only pretrained run, %s (pass %s@FOLDER for another)",
                 name,
                 folder,
                 name,

@@ -2,11 +2,14 @@
 
 ``posharness pretrain --model NAME`` without ``--out`` writes to
 ``<runs root>/NAME-SIZE/`` (the runs root is ``$POSHARNESS_RUNS``, else the user's
-posharness data folder), and ``--model NAME`` then loads the newest finished model of
-NAME found there. ``NAME@RUN_FOLDER`` also takes the run folder itself, not only its
-``final/`` or ``checkpoint-N/`` (that layout: ``contracts.checkpoint_folder``, which also
-names the plugin a checkpoint was made with when its model name is unknown). Kept free of
-torch: the planner calls :func:`check_native` for every model before any data is read.
+posharness data folder), and ``--model NAME`` then loads the one run of NAME found there
+(its ``final/``, else its highest ``checkpoint-N/``), resolved to ``NAME@FOLDER`` before
+planning (:func:`default_checkpoint`); with several runs of NAME there it asks for
+``NAME@RUN`` in one line (``checkpoint_folder.only_run``). ``NAME@RUN_FOLDER`` also
+takes the run folder itself, not only its ``final/`` or ``checkpoint-N/`` (that layout:
+``contracts.checkpoint_folder``, which also names the plugin a checkpoint was made with
+when its model name is unknown). Kept free of torch: the planner calls
+:func:`check_native` for every model before any data is read.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from posharness.contracts.checkpoint_folder import (  # noqa: F401 (re-exported)
     FINAL,
     loadable_folder,
     named_runs,
+    only_run,
     runs_root,
 )
 from posharness.contracts.model_spec import LoadOptions
@@ -38,10 +42,13 @@ def default_run_folder(name: str, size: str) -> Path:
     return runs_root() / f"{name}-{size}"
 
 
-def newest_checkpoint(name: str) -> Path | None:
-    """The most recently written model of ``name`` under the runs root (any size)."""
-    found = named_runs(name)
-    return found[0] if found else None
+def default_checkpoint(name: str, argument: str | None, options: LoadOptions) -> Path | None:
+    """``ModelEntry.default_checkpoint`` of the zoo names: the folder a bare NAME loads (the
+    one pretrained run of it), None with ``init=random`` or when there is none (the check
+    then says how to make one); several runs of NAME are refused in one line."""
+    if argument or dict(options.model_args).get("init") == "random":
+        return None
+    return only_run(name)
 
 
 def pretrain_command(name: str) -> str:
@@ -81,10 +88,10 @@ def resolve_native(name: str, argument: str | None, options: LoadOptions) -> Pat
         return folder
     if dict(options.model_args).get("init") == "random":
         return None
-    newest = newest_checkpoint(name)
-    if newest is None:
+    found = only_run(name)
+    if found is None:
         raise ModelLoadError(missing_checkpoint_message(name))
-    return newest
+    return found
 
 
 def check_model_args(
