@@ -23,7 +23,7 @@ recipe is refused.
 * ``cpu-hour`` — the smallest setup issue 41's search found at which models learn where to
   attend on 2 CPU cores (docs/pretraining.md records every run): with ``--size narrow``,
   a TUPE-R model sends 0.96 of some heads' weight to the next or previous token after 500
-  steps, and a model trains in about 15 minutes on idle cores. Sparse prediction gives the
+  steps (the time a model takes: ``base.timings.CPU_HOUR_ALONE``). Sparse prediction gives the
   dense head's loss and gradients (a test compares them), so it only saves time.
 * ``bert-base`` — Devlin et al. (2019) §A.2 for the steps, batch and length phases (1M
   steps of 256 sequences, 90 % at length 128 and the rest at 512), Ke et al. (2021,
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from posharness.base.errors import OptionError
+from posharness.base.timings import CPU_HOUR_ALONE, CPU_HOUR_SHARED
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ RECIPES: dict[str, Recipe] = {
             },
             "1,500 steps of 64 x 32 tokens at rate 2e-3 (warm-up 6 %, linear decay), "
             "dropout 0.1, sparse prediction, an 8,192-piece WordPiece; with --size narrow "
-            "about 15 min a model on 2 idle CPU cores (45 at load 4)",
+            f"{CPU_HOUR_ALONE.quote()} ({CPU_HOUR_SHARED.quote()})",
             (
                 "a search result, not a published setup: comparable only to runs of this "
                 "recipe at this size on the same corpus, never to BERT-base rows",

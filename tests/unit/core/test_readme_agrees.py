@@ -1,7 +1,8 @@
 """The README agrees with itself and with the tools (issue 40, part 7): each group's row
 names exactly the tasks `posharness list groups` gives it, each test tier's time is stated
-once, examples load checkpoints from the runs folder `pretrain` writes, and the messages the
-README quotes read as the code writes them."""
+once (in docs/testing.md since issue 45), examples load checkpoints from the runs folder
+`pretrain` writes, every zoo size is listed, and the messages the README quotes read as the
+code writes them."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from posharness.run.flags import degenerate_flags
 from posharness.run.task_checks import check_option_names
 
 README = Path(__file__).resolve().parents[3] / "README.md"
+TESTING = README.parent / "docs" / "testing.md"
 TEXT = README.read_text(encoding="utf-8")
 
 
@@ -39,13 +41,30 @@ def test_each_group_row_names_exactly_its_members(group: str) -> None:
 
 
 def test_each_test_tier_has_its_time_once_with_the_load() -> None:
-    section = TEXT.split("## Tests and benchmarks", 1)[1].split("\n## ", 1)[0]
+    """The tier table moved to docs/testing.md (issue 45); its times are the timings
+    table's, and neither page states a tier's time anywhere else."""
+    from posharness.base.timings import TIERS
+
+    testing = TESTING.read_text(encoding="utf-8")
     for tier in ("fast", "integration", "slow", "browser"):
-        rows = [line for line in section.splitlines() if line.startswith(f"| {tier} |")]
-        assert len(rows) == 1 and re.search(r"\d+ (min|s)", rows[0]), tier
-    assert "idle" in section and "load" in section
-    outside = TEXT.replace(section, "")
-    assert not re.search(r"(fast tier|tests?)[^.\n]{0,40}~?\d+ min", outside), "a tier time twice"
+        rows = [line for line in testing.splitlines() if line.startswith(f"| {tier} |")]
+        assert len(rows) == 1 and TIERS[tier].quote() in rows[0], tier
+        assert re.search(r"\d+ (min|s)", rows[0]) and "load" in rows[0], tier
+        assert testing.count(TIERS[tier].quote()) == 1, tier
+    assert not re.search(r"(fast tier|tests?)[^.\n]{0,40}~?\d+ min", TEXT), "a tier time twice"
+
+
+def test_the_readme_lists_every_size() -> None:
+    from posharness.models.zoo.encoder.config import SIZES
+
+    rows = {line.split("|")[1].strip(" `") for line in TEXT.splitlines() if line.startswith("| `")}
+    assert set(SIZES) <= rows, set(SIZES) - rows
+
+
+def test_the_readme_stays_short_and_links_the_docs_index() -> None:
+    """Issue 45: a README a newcomer reads in ten minutes; the rest is one click away."""
+    assert len(TEXT.splitlines()) <= 450
+    assert "(docs/README.md)" in TEXT
 
 
 def test_examples_load_checkpoints_from_the_runs_folder_pretrain_writes() -> None:

@@ -28,9 +28,30 @@ def test_every_stored_rate_is_of_a_real_size_and_grows_with_it() -> None:
 def test_the_advice_states_hours_for_the_default_and_minutes_for_the_cheap_variant() -> None:
     advice = pretraining_advice("tupe-r", 2000)
     hours = estimated_seconds(2000) / 3600
-    assert f"about {hours:.1f} h at --size {DEFAULT_SIZE}" in advice
-    minutes = re.search(r"--size tiny --steps \d+` takes about (\d+) min: minutes", advice)
+    assert f"about {hours:.1f} h on 2 CPU cores" in advice and f"at --size {DEFAULT_SIZE}" in advice
+    minutes = re.search(r"--size tiny --steps \d+` \(about (\d+) min", advice)
     assert minutes and int(minutes[1]) == round(estimated_seconds(QUICK_STEPS, "tiny") / 60)
+
+
+def test_the_advice_leads_with_the_recipe_that_learns_then_the_smoke_model() -> None:
+    """Issue 45: `--recipe cpu-hour --size narrow` learns order on a CPU in minutes; the
+    smoke model learned nothing (loss 9.40, the unigram guess) and comes second."""
+    advice = pretraining_advice("tupe-r", 2000)
+    order = [
+        advice.index("--recipe cpu-hour --size narrow"),
+        advice.index("--size tiny --steps"),
+        advice.index("--steps 2000`"),
+    ]
+    assert order == sorted(order)
+    assert "learns nothing" in advice and "recorded elsewhere" in advice
+
+
+def test_the_learning_command_is_one_pretrain_accepts() -> None:
+    from posharness.models.pretrain.estimates import learning_command
+
+    argv = shlex.split(learning_command("tupe-r"))[2:]
+    context = pretrain.make_context("pretrain", argv)  # parses, runs nothing
+    assert context.params["recipe"] == "cpu-hour" and context.params["size"] == "narrow"
 
 
 def test_the_cheap_variant_is_a_command_pretrain_accepts() -> None:
