@@ -3,7 +3,7 @@
 rich draws its bars only on a terminal; under Slurm, ``nohup``, a study's stage log or
 ``| cat`` a long fine-tuning or stage said nothing for as long as it ran (issue 40). Where
 the output is no terminal, :class:`ProgressLines` writes a line at most every
-``interval`` seconds (``$POSHARNESS_PROGRESS_SECONDS``, default 60) with the count done,
+``interval`` seconds (``$POSHARNESS_PROGRESS_SECONDS``, default 30) with the count done,
 the measured seconds per unit and the time left at that rate, and always the last one.
 
 The core's copy of ``posharness.models.pretrain.progress_lines`` (which the core may not
@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-DEFAULT_INTERVAL = 60.0
+DEFAULT_INTERVAL = 30.0  # nothing a quickstart runs is silent longer (issue 45)
 ENVIRONMENT = "POSHARNESS_PROGRESS_SECONDS"
 
 

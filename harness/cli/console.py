@@ -46,7 +46,7 @@ class RichReporter:
     on stdout, so stderr carries nothing but bars and, on failure, the one error line.
     Where stderr is no terminal (a Slurm log, ``| cat``) no bar is drawn, so the work
     inside a cell (a fine-tuning's examples, a task's batches) writes progress lines with
-    its rate and the time left instead, every ``$POSHARNESS_PROGRESS_SECONDS`` (60)."""
+    its rate and the time left instead, every ``$POSHARNESS_PROGRESS_SECONDS`` (30)."""
 
     def __init__(self, progress: Progress) -> None:
         self.bar = progress
@@ -54,6 +54,10 @@ class RichReporter:
 
     def set_total(self, total: int) -> None:
         self.bar.update(self.cells, total=total)
+
+    def run_estimate(self, estimate) -> None:
+        """The whole run's estimate (``run/estimate.py``), once, before the first cell."""
+        console().print(Text(estimate.text()), soft_wrap=True)
 
     def cell_skipped(self, cell) -> None:
         console().print(f"[dim]skip[/] {cell.label} (finished: {cell.path})")

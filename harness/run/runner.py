@@ -69,6 +69,11 @@ def run(
             outcomes.append(CellOutcome(cell, done, skipped=True))
         else:
             todo.append(cell)
+    announce = getattr(reporter, "run_estimate", None)
+    if todo and announce is not None:  # before the first cell: how long the rest takes
+        from posharness.run.estimate import borrowed_tasks, estimate
+
+        announce(estimate(todo, config.data_dir, borrowed_tasks(dict(config.task_args))))
     if config.executor == "ray" and todo:
         return _run_on_ray(cells, todo, outcomes, config, reporter)
     cache = cache_for(config.cache_dir)

@@ -4,7 +4,7 @@ rich draws the bar only on a terminal; under Slurm, ``nohup`` or ``| cat`` the l
 nothing but ``run folder: …`` for as long as the run took (issue 40: 20 minutes of
 silence). The writer is the core's (``posharness.base.progress_lines``), shared with
 ``run`` and studies, so every command's lines read alike: step, loss, seconds per step
-and the time left, every ``$POSHARNESS_PROGRESS_SECONDS`` (default 60).
+and the time left, every ``$POSHARNESS_PROGRESS_SECONDS`` (default 30).
 """
 
 from __future__ import annotations

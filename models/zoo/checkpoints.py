@@ -57,17 +57,11 @@ def pretrain_command(name: str) -> str:
 
 
 def missing_checkpoint_message(name: str) -> str:
-    """The one line for a zoo name with no checkpoint: the command that makes one, with
-    its time on a CPU and a cheaper variant (``pretrain.estimates``)."""
-    from posharness.models.pretrain.estimates import pretraining_advice
+    """The one line for a zoo name with no checkpoint (``pretrain.estimates``: the recipe
+    that learns on a CPU first, then the smoke model, then the default, with their times)."""
+    from posharness.models.pretrain.estimates import missing_checkpoint_advice
 
-    return (
-        f"model {name} has no checkpoint in {runs_root()}: make one with "
-        f"`{pretrain_command(name)}` ({pretraining_advice(name, SUGGESTED_STEPS)}; "
-        "CORPUS: a plain-text file or a WikiExtractor folder; "
-        f"--model {name} then uses it), pass {name}@CHECKPOINT_FOLDER, or add "
-        "--model-arg init=random for an untrained one"
-    )
+    return missing_checkpoint_advice(name, runs_root(), SUGGESTED_STEPS)
 
 
 def resolve_native(name: str, argument: str | None, options: LoadOptions) -> Path | None:

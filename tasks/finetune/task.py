@@ -94,6 +94,34 @@ class FineTuneTask:
         """How many trainings the cell's protocol makes (``SplitsIntoRuns``)."""
         return len(self._planned_runs(options, seed))
 
+    def planned_examples(
+        self,
+        options: Mapping[str, Any],
+        data_dir: Path | None,
+        seed: int,
+        limit: int | None,
+        train_limit: int | None,
+    ) -> tuple[int, int]:
+        """(training examples × epochs summed over the protocol's runs, examples scored):
+        the work ``posharness run``'s whole-run estimate counts (``posharness.run.estimate``). The
+        splits are those planning already read and validated (``load_cached``); a
+        cross-validated task trains on (k-1)/k of its one split k times and scores it."""
+        from posharness.tasks.finetune.protocols import protocol_named
+
+        splits = {
+            name: len(split.examples) for name, split in self._load(options, data_dir).items()
+        }
+        protocol = protocol_named(str(options["protocol"]))
+        epochs = int(options["epochs"]) or protocol.epochs_for(self.profile.name)
+        runs = len(self._planned_runs(options, seed))
+        if self.profile.folds:
+            rows = min(splits.get("all", 0), limit or splits.get("all", 0))
+            return runs * epochs * rows, runs * epochs * rows
+        train = splits.get("train", 0)
+        train = min(train, train_limit) if train_limit else train
+        scored = sum(min(n, limit) if limit else n for name, n in splits.items() if name != "train")
+        return runs * epochs * train, runs * epochs * scored
+
     def warm_run(self, model: ModelAdapter, ctx: TaskContext, index: int) -> None:
         """Train run ``index`` of the cell alone, into the cache (``SplitsIntoRuns``)."""
         protocol, runs, _, encoded, rc = self._prepare(model, ctx)

@@ -14,6 +14,7 @@ metrics are taken of softmax(delta) — the positional term itself, not the prob
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,11 @@ def metric_types() -> dict[str, MetricType]:
 
 
 def common_resample_replicates(
-    words: list[str], per_word: np.ndarray, drop: tuple[int, ...], count: int
+    words: list[str],
+    per_word: np.ndarray,
+    drop: tuple[int, ...],
+    count: int,
+    advance: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Each metric on the same resamples of the words as every other cell probed with
     these words (``paired_resampling``), so ``compare`` can take a paired bootstrap of
@@ -65,6 +70,8 @@ def common_resample_replicates(
         for suffix, positions in (("", ()), ("_no_special", drop)):
             for name, value in geometry(average, positions).items():
                 values[name + suffix] = value
+        if advance is not None:
+            advance(1)
         return values
 
     return replicates(list(words), statistic, count)
@@ -85,9 +92,14 @@ def geometry(matrix: np.ndarray, drop: tuple[int, ...] = ()) -> dict[str, float]
 
 
 def bootstrap_interval(
-    per_word: np.ndarray, drop: tuple[int, ...], draws: int, seed: int
+    per_word: np.ndarray,
+    drop: tuple[int, ...],
+    draws: int,
+    seed: int,
+    advance: Callable[[int], None] | None = None,
 ) -> dict[str, tuple[float, float, float]]:
-    """95 % percentile interval over resampled probe words, and the standard error."""
+    """95 % percentile interval over resampled probe words, and the standard error;
+    ``advance(1)`` after each draw (a progress bar: 1,000 draws take tens of seconds)."""
     if draws < 2 or len(per_word) < 2:
         return {}
     rng = np.random.default_rng(seed + 7919)
@@ -96,6 +108,8 @@ def bootstrap_interval(
         pick = rng.integers(0, len(per_word), size=len(per_word))
         for name, value in geometry(per_word[pick].mean(axis=0), drop).items():
             samples[name].append(value)
+        if advance is not None:
+            advance(1)
     return {
         name: (
             float(np.std(v, ddof=1)),
@@ -133,11 +147,12 @@ class LocalitySymmetry:
         drop = probe.special_positions
         n_words = len(probe.words)
         metrics: dict[str, Metric] = {}
+        draws, paired = int(ctx.options["bootstrap"]), int(ctx.options.get("paired_replicates", 0))
+        resampled = (draws * len(SUFFIXES) * (draws > 1) + paired * (paired > 1)) * (n_words > 1)
+        advance = ctx.progress("resampling the words", resampled) if resampled else None
         for suffix, positions in zip(SUFFIXES, ((), drop), strict=True):
             values = geometry(attention.average, positions)
-            spread = bootstrap_interval(
-                attention.per_word, positions, int(ctx.options["bootstrap"]), ctx.seed
-            )
+            spread = bootstrap_interval(attention.per_word, positions, draws, ctx.seed, advance)
             for name, value in values.items():
                 se, low, high = spread.get(name, (None, None, None))
                 metrics[name + suffix] = Metric(
@@ -154,7 +169,8 @@ class LocalitySymmetry:
             list(probe.words),
             attention.per_word,
             drop,
-            int(ctx.options.get("paired_replicates", 0)),
+            paired,
+            advance,
         )
         if replicates:
             details["paired_replicates"] = replicates
