@@ -102,3 +102,11 @@ def test_a_bootstrap_test_of_an_aggregate_carries_its_p_and_interval():
     assert test.p_value == pytest.approx((1 + np.sum(centred >= 0.3)) / (1 + RESAMPLES))
     assert (test.ci_low, test.ci_high) == pytest.approx(bca_by_hand(0.3, replicates, 0.0))
     assert test.resamples == RESAMPLES and test.n == 50
+
+
+def test_the_default_draws_are_seed_zeros_so_a_rerun_prints_the_same_interval():
+    diff = skewed_differences(6)
+    replicates = mean_difference_replicates(diff, 0)
+    expected = bca_by_hand(float(diff.mean()), replicates, jackknife_acceleration(diff))
+    assert mean_interval(diff) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert np.array_equal(mean_difference_replicates(diff), replicates)
