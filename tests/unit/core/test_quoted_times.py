@@ -73,6 +73,11 @@ def test_a_page_holds_no_time_but_the_tables(page: str) -> None:
     for quote in {t.quote() for t in every}:
         text = text.replace(quote, "")
     text = text.replace(f"every {DEFAULT_INTERVAL:.0f} s", "")  # a setting, not a time
+    for rate, what in (
+        (timings.TRAIN_SECONDS_PER_EXAMPLE, "per training example"),
+        (timings.EVAL_SECONDS_PER_EXAMPLE, "per example scored"),
+    ):  # the run estimate's rates, as docs/running.md states them
+        text = text.replace(f"{rate:g} s {what}", "")
     assert TIME.findall(text) == [], page
 
 
@@ -121,3 +126,10 @@ def test_the_quoted_spans_read_as_a_person_would_write_them() -> None:
     assert timings.CPU_HOUR_ALONE.span() == "5–7 min"
     assert timings.QUICKSTART.span() == "3 min"  # 166-194 s: both about 3 min
     assert timings.Timing("x", 50.0, "idle", "d", upto=120.0).span() == "50 s–2 min"
+
+
+def test_the_run_estimate_page_states_the_rates_the_code_uses() -> None:
+    text = _text("docs/running.md")
+    assert f"{timings.TRAIN_SECONDS_PER_EXAMPLE:g} s per training example" in text
+    assert f"{timings.EVAL_SECONDS_PER_EXAMPLE:g} s per example scored" in text
+    assert timings.CELL_LOAD in text
