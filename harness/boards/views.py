@@ -10,6 +10,13 @@ from collections import defaultdict
 from typing import Any
 
 from posharness.boards.leaderboard import Column, Leaderboard, Row, Score
+from posharness.boards.shown_values import (
+    NOT_MEASURABLE,
+    no_structure,
+    no_structure_notes,
+    widest_piece,
+    wrap_header,
+)
 
 
 def visible_columns(board: Leaderboard, all_metrics: bool) -> list[Column]:
@@ -47,8 +54,10 @@ def table_cells(board: Leaderboard, all_metrics: bool) -> tuple[list[str], list[
 
 
 def _marked(row: Row, column: Column) -> str:
-    """A score, with ``!`` when its task's cells were flagged as degenerate."""
-    text = format_score(row.scores.get(column.key))
+    """A score, with ``!`` when its task's cells were flagged as degenerate; ``n/a`` where
+    it equals its shuffled control (``shown_values``: no positional structure)."""
+    measurable = not no_structure(row, column.key)
+    text = format_score(row.scores.get(column.key)) if measurable else NOT_MEASURABLE
     return f"{text} !" if column.task in row.flags and column.key in row.scores else text
 
 
@@ -66,10 +75,15 @@ def to_markdown(board: Leaderboard, all_metrics: bool = False) -> str:
     header, body = table_cells(board, all_metrics)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cells) + " |" for cells in body]
-    flagged = flag_lines(board)
+    flagged = flag_lines(board) + _notes(board, all_metrics)
     if flagged:
         lines += ["", *flagged]
     return "\n".join(lines) + "\n"
+
+
+def _notes(board: Leaderboard, all_metrics: bool) -> list[str]:
+    """Why a shown score reads ``n/a`` (``shown_values.no_structure_notes``)."""
+    return no_structure_notes(board.rows, [c.key for c in visible_columns(board, all_metrics)])
 
 
 def to_csv(board: Leaderboard, all_metrics: bool = False) -> str:
@@ -129,11 +143,14 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False, width: int = RE
     if _width(fixed, heads, scores) > width:
         heads, legend = _settings_legend(board, labels)
     for head, values in zip(heads, scores, strict=True):
+        # as wide as the widest word or score: headers break between words, never inside
+        width = max(widest_piece(head), *(len(v) for v in values))
+        label, mode, family = (wrap_header(text, width) for text in head)
         table.add_column(
-            f"{head[0]}\n{head[1]}\n[dim]{head[2]}[/]",
+            f"{label}\n{mode}\n[dim]{family}[/]",
             justify="right",
             overflow="fold",
-            min_width=max((len(v) for v in values), default=1),  # scores stay whole too
+            min_width=width,
         )
     previous = None
     for column in columns:
@@ -141,6 +158,7 @@ def to_rich_table(board: Leaderboard, all_metrics: bool = False, width: int = RE
         previous = column.task
         table.add_row(task, column.metric, *(_marked(r, column) for r in board.rows))
     notes = legend + (flag_lines(board) if any(r.flags for r in board.rows) else [])
+    notes += _notes(board, all_metrics)
     if notes:
         table.caption = "\n".join(notes)
     return table
