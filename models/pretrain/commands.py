@@ -121,6 +121,13 @@ def pretrain(**values: Any) -> None:
     from posharness.base.process import is_main_process
 
     main = is_main_process()  # under torchrun / accelerate launch, the one that reports
+    threads = None
+    if device == "cpu":  # its share of the cores, beside the other runs (threads.py)
+        from posharness.models.pretrain.threads import set_pretraining_threads
+
+        threads = set_pretraining_threads()
+        if main and threads.oversubscribed:  # advice before any work
+            err_console().print(threads.line(), highlight=False)
     if out is None:
         from posharness.models.zoo.checkpoints import default_run_folder
 
@@ -128,6 +135,8 @@ def pretrain(**values: Any) -> None:
         if main:
             err_console().print(f"run folder: {out}")
     bar, report, phase = pretraining_bar(f"{name} ({size})", settings.steps)
+    if main and threads is not None and not threads.oversubscribed:
+        report = _saying_once(report, threads.line())  # at the first step: after refusals
     plan_only = values["plan_only"]
 
     def announce(plan: Any) -> None:
@@ -161,6 +170,21 @@ def pretrain(**values: Any) -> None:
         f"{outcome.seconds:.0f} s{resumed}; use --model {name}@{outcome.checkpoint}; "
         f"loss curve {outcome.curve_path}"
     )
+
+
+def _saying_once(report: Callable[[int, float], None], line: str) -> Callable[[int, float], None]:
+    """``report`` that first prints ``line`` on stderr, at the first step it is given."""
+    from posharness.cli.console import err_console
+
+    said = []
+
+    def update(step: int, loss: float) -> None:
+        if not said:
+            said.append(True)
+            err_console().print(line, highlight=False)
+        report(step, loss)
+
+    return update
 
 
 def _settings(values: dict[str, Any], given: set[str]) -> tuple[Any, float | None]:
