@@ -32,8 +32,10 @@ def jackknife_acceleration(diff: np.ndarray) -> float:
 
 
 def bca_by_hand(delta: float, replicates: np.ndarray, a: float) -> tuple[float, float]:
+    count = len(replicates)
     below = np.mean(replicates < delta) + 0.5 * np.mean(replicates == delta)
-    z0 = norm.ppf(below)
+    # a Δ outside every replicate: the share is kept within one draw of 0 and 1
+    z0 = norm.ppf(min(max(below, 1 / (count + 1)), count / (count + 1)))
     ends = []
     for alpha in (0.025, 0.975):
         z = norm.ppf(alpha)
@@ -62,7 +64,7 @@ def test_the_interval_of_a_mean_equals_bca_by_hand(seed: int):
 
 def test_bca_with_no_acceleration_is_the_bias_corrected_percentile_interval():
     replicates = np.random.default_rng(3).normal(0.2, 1.0, size=RESAMPLES)
-    for delta in (0.0, 0.2, 0.5):
+    for delta in (-5.0, 0.0, 0.2, 0.5, 5.0):  # ±5: outside every replicate
         expected = bca_by_hand(delta, replicates, 0.0)
         assert bca_interval(delta, replicates) == pytest.approx(expected, rel=1e-12)
 

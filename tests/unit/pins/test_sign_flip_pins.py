@@ -40,10 +40,13 @@ def absolute_mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np
 
 
 def exact_p(diff: np.ndarray) -> float:
-    """scipy's exact permutation p of |mean(B - A)| over all 2^n sign patterns."""
-    x = np.zeros_like(diff)
+    """scipy's exact permutation p of |mean(B - A)| over all 2^n sign patterns.
+
+    A zero difference is the same negated, so the p of the nonzero differences alone is
+    the p of all of them: a long, sparse difference keeps an exact reference."""
+    nonzero = diff[diff != 0.0]
     result = stats.permutation_test(
-        (x, diff),
+        (np.zeros_like(nonzero), nonzero),
         absolute_mean_difference,
         permutation_type="samples",
         vectorized=True,
@@ -92,6 +95,13 @@ def tied_differences(seed: int, n: int) -> np.ndarray:
     return np.random.default_rng(seed).choice(scores, n, p=[0.1, 0.2, 0.3, 0.25, 0.15])
 
 
+def sparse(values: np.ndarray, n: int) -> np.ndarray:
+    """``values`` spread over n examples at evenly spaced places, zeros elsewhere."""
+    diff = np.zeros(n)
+    diff[np.linspace(0, n - 1, len(values)).round().astype(int)] = values
+    return diff
+
+
 CASES = {  # exact p in the name
     "continuous, p 0.011": continuous_differences(5, 14, 0.8),
     "continuous, p 0.045": continuous_differences(5, 14, 0.6),
@@ -99,6 +109,8 @@ CASES = {  # exact p in the name
     "continuous, no effect": continuous_differences(5, 14, 0.0),
     "tied integers": tied_differences(6, 15),
     "tied integers, other draw": tied_differences(7, 14),
+    # 30 examples in four groups of eight (one random byte each), 14 of them nonzero
+    "zeros between, four byte groups": sparse(continuous_differences(8, 14, 0.4), 30),
 }
 
 
@@ -162,3 +174,17 @@ def test_identical_sides_give_p_one_and_a_zero_interval():
     x = continuous_differences(11, 25, 0.0)
     test = permutation_test(x, x.copy())
     assert (test.delta, test.p_value, test.ci_low, test.ci_high) == (0.0, 1.0, 0.0, 0.0)
+
+
+def test_every_byte_value_is_drawn_for_a_group_of_eight():
+    """Eight one-signed differences, then zeros: only the patterns that flip none or all
+    of the eight reach |S|, so p = 2/256 exactly; a draw that missed one byte value (the
+    eight unflipped, say) would read about 1/255. 60,000 draws tell the two apart by
+    more than the tolerance."""
+    diff = np.zeros(24)
+    diff[:8] = np.linspace(0.5, 1.2, 8)
+    assert exact_p(diff) == pytest.approx(2 / 256, rel=1e-12)
+    resamples = 60_000
+    p, _ = sign_flip_p(diff, resamples, seed=3)
+    assert abs(p - 2 / 256) <= monte_carlo_tolerance(2 / 256, resamples)
+    assert monte_carlo_tolerance(2 / 256, resamples) < 2 / 256 - 1 / 255
