@@ -36,6 +36,7 @@ from posharness.stats.paired_tests import (
     mcnemar,
     permutation_test,
 )
+from posharness.stats.pe_level import WITHIN_ONE_MODEL
 from posharness.stats.precision import (
     EQUAL,
     EXACT_PREFIX,
@@ -52,6 +53,8 @@ from posharness.stats.value_ranges import value_range
 # What a board's --seeds vary: the task's sample for one model, not the model (issue 47,
 # part 5); said wherever a test over them is printed.
 TASK_SEEDS = "task seeds (each draws the task's sample for one and the same model a side)"
+# A test over one model's examples says so: it is no test between PEs (DESIGN.md §12)
+ONE_MODEL_A_SIDE = f"{WITHIN_ONE_MODEL} a side"
 
 # How far per-example outputs may be from the board's value and still be the same
 # statistic: float summation order, and values the board rounded through JSON.
@@ -205,7 +208,7 @@ def _test_mean(
     test.delta = reported_b - reported_a
     if test.ci_low is not None and test.ci_high is not None:
         test.ci_low, test.ci_high = min(test.ci_low, test.delta), max(test.ci_high, test.delta)
-    return test, f"paired over {len(shared)} examples ({kind.label})"
+    return test, f"paired over {len(shared)} examples ({kind.label}); {ONE_MODEL_A_SIDE}"
 
 
 def _test_aggregate(
@@ -221,7 +224,7 @@ def _test_aggregate(
         n = int((a.replicates or {}).get("n", 0)) or len(a.examples)
         on = f"{len(left)} common resamples of the examples"
         test = bootstrap_of_aggregate(delta, right - left, n, on)
-        return test, f"paired bootstrap of the aggregate over {on}"
+        return test, f"paired bootstrap of the aggregate over {on}; {ONE_MODEL_A_SIDE}"
     from_predictions = _bootstrap_predictions(
         a.examples, b.examples, metric, reported_a, reported_b, seed
     )
@@ -296,7 +299,7 @@ def _bootstrap_predictions(
     deltas = redraw(RESAMPLES)
     on = f"{len(shared)} examples' gold labels and predictions"
     test = bootstrap_of_aggregate(reported_b - reported_a, deltas, len(shared), on, redraw)
-    return test, f"paired bootstrap of {metric} recomputed from {on}"
+    return test, f"paired bootstrap of {metric} recomputed from {on}; {ONE_MODEL_A_SIDE}"
 
 
 def _blocks(total: int, size: int) -> list[int]:

@@ -62,6 +62,7 @@ def run_level_test(
     unit: str,
     combine: str = "mean",
     bounds: Bounds | None = None,
+    pair: bool = True,
 ) -> tuple[PairedTest | None, str]:
     """The test of ``delta`` (the printed B - A) over run-level values ``a`` and ``b``
     (label -> value of one run or seed), or why there is none.
@@ -69,7 +70,9 @@ def run_level_test(
     ``unit`` names what a run is in the output ("task seeds", "runs of the protocol",
     "pretraining seeds"); ``combine`` is how the printed value combines them (mean |
     median); ``bounds``, the range one value can take (``value_ranges.value_range``),
-    keeps the interval inside the range of a difference."""
+    keeps the interval inside the range of a difference. ``pair=False`` never pairs, even
+    when both sides carry the same labels: pretraining seed 0 of one PE and of another
+    are two models, not one unit measured twice (``stats.pe_level``)."""
     from scipy import stats
 
     counts = f"A {len(a)}, B {len(b)}"
@@ -78,7 +81,7 @@ def run_level_test(
             f"the value is a {combine} over {unit} ({counts}): fewer than {MIN_RUNS} a "
             "side, so no test over them (and never one over a single run's examples)"
         )
-    paired = a.keys() == b.keys()
+    paired = pair and a.keys() == b.keys()
     labels = sorted(a) if paired else []
     x = np.array([a[k] for k in labels] if paired else list(a.values()), dtype=float)
     y = np.array([b[k] for k in labels] if paired else list(b.values()), dtype=float)
@@ -108,7 +111,8 @@ def run_level_test(
     else:
         result = stats.ttest_ind(y, x, equal_var=False)
         effect, name = None, WELCH_T
-        on = f"{unit}, {counts}, not the same runs on both sides: two samples"
+        why = "" if not pair else ", not the same runs on both sides"
+        on = f"{unit}, {counts}{why}: two samples"
     p = float(result.pvalue) if math.isfinite(result.pvalue) else 1.0
     low = high = None
     clipped = ""
