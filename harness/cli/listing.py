@@ -218,15 +218,14 @@ def listed_task(
 
 def listed_pes() -> tuple[ListedPE, ...]:
     from posharness.pe import declaration
-    from posharness.pe.split import mode_split
+    from posharness.pe.split import split_of
     from posharness.plugins import positional_encodings
     from posharness.plugins.code_identity import code_identity
 
     listed = []
     for entry in positional_encodings.entries():
         declared = declaration(entry.obj)
-        term = getattr(entry.obj, "term", "") or entry.name
-        split = mode_split(declared.kind, term, input_positions=False)
+        split = split_of(entry.obj, entry.name, input_positions=False)
         described = {
             mode: f"{definition} ({'exact' if exact else 'approximation'})"
             for mode, (exact, definition, _free) in split.items()

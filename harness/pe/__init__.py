@@ -48,6 +48,7 @@ from posharness.pe.registry import (
 
 _LAZY = {
     "PositionalEncoding": "posharness.pe.kinds",
+    "Combination": "posharness.pe.kinds",
     "InputEmbedding": "posharness.pe.kinds",
     "LogitTerm": "posharness.pe.kinds",
     "ContentLogitTerm": "posharness.pe.kinds",
@@ -63,10 +64,12 @@ _LAZY = {
     "rotate": "posharness.pe.positions",
     "sinusoidal_table": "posharness.pe.positions",
     "mode_split": "posharness.pe.split",
+    "combined_split": "posharness.pe.split",
 }
 
 if TYPE_CHECKING:
     from posharness.pe.kinds import (
+        Combination,
         ContentLogitTerm,
         InputEmbedding,
         LogitTerm,
@@ -85,7 +88,7 @@ if TYPE_CHECKING:
         sinusoidal_table,
         t5_buckets,
     )
-    from posharness.pe.split import mode_split
+    from posharness.pe.split import combined_split, mode_split
 
 
 def __getattr__(name: str):
@@ -99,6 +102,7 @@ def __getattr__(name: str):
 __all__ = [
     "CLAIMS",
     "KINDS",
+    "Combination",
     "ContentLogitTerm",
     "Declaration",
     "InputEmbedding",
@@ -110,6 +114,7 @@ __all__ = [
     "UntiedProduct",
     "Variant",
     "alibi_slopes",
+    "combined_split",
     "declaration",
     "mode_split",
     "on_variant",

@@ -1,6 +1,7 @@
 """The ways a positional encoding can enter a BERT-style encoder, one base class each.
 
-A scheme subclasses exactly one of these and says nothing else about the modes: the kind
+A scheme subclasses exactly one of these (a ``Combination`` names several as its parts; a
+class that inherits two is refused) and says nothing else about the modes: the kind
 decides how ``contextual`` and ``positional`` are made and how exact they are
 (``posharness.pe.split``), in the terms of the seeds — Chen et al.'s (2023, Eq. 4) split
 of the attention logits into a contextual term gamma and a positional term delta, and
@@ -17,7 +18,9 @@ Dufter et al.'s (2022, Table 1) survey categories for the card:
 * :class:`QueryKeyTransform` — a position-dependent map of queries and keys (rotary);
 * :class:`PositionalAttention` — a positional attention of its own ahead of the content
   attention (Chen et al.'s sequence combination CA(PA(X)));
-* :class:`NoPositions` — a model with no positions at all (NoPE).
+* :class:`NoPositions` — a model with no positions at all (NoPE);
+* :class:`Combination` — several of the kinds above in one scheme, each applied where its
+  kind belongs (a query transform beside a content logit term: Dai et al. 2019, Eq. 4).
 
 Every parameter a scheme's module holds is counted as positional by the card (measured
 by introspection, never declared), and ``posharness check-pe`` verifies that each of them
@@ -37,6 +40,7 @@ from torch import nn
 from posharness.pe import registry
 
 __all__ = [
+    "Combination",
     "ContentLogitTerm",
     "InputEmbedding",
     "LogitTerm",
@@ -207,6 +211,37 @@ class PositionalAttention(PositionalEncoding):
     per_layer = True
     injection = "positional attention"
     weights_are_logits: ClassVar[bool] = True
+
+
+class Combination(PositionalEncoding):
+    """A scheme of several kinds: ``parts = (A, B)``, registered schemes of different kinds,
+    each built and applied where its kind belongs (``posharness.pe.combination``).
+
+    Transformer-XL's learned global query bias beside a term that reads the query and the
+    relative position (Dai et al. 2019, Eq. 4) is a ``QueryKeyTransform`` that moves the
+    queries only and a ``ContentLogitTerm``; RoPE beside ALiBi is a transform and a logit
+    term. The class is never built itself: its parts are, and each keeps its declaration
+    (options, claims, code identity). The card and the encoder read the attributes a
+    combination does not set itself from its parts (``absolute``, ``bounded`` ...), and its
+    modes join its parts' definitions (``posharness.pe.split.combined_split``).
+    """
+
+    kind = registry.COMBINATION
+    parts: ClassVar[tuple[type[PositionalEncoding], ...]] = ()
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise TypeError(
+            f"{type(self).__name__} is a combination: the encoder builds its parts, not it"
+        )
+
+    @classmethod
+    def check_config(cls, config) -> str | None:
+        """The first part's objection to ``config``, or None."""
+        for part in cls.parts:
+            problem = part.check_config(config)
+            if problem:
+                return problem
+        return None
 
 
 class NoPositions(PositionalEncoding):

@@ -24,26 +24,24 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OptionError
+from posharness.pe import combination
+
+# What a scheme can contribute (posharness.pe.kinds holds one base class per kind); the
+# names live in kind_names and are read here as registry.LOGIT_TERM ... by every caller.
+from posharness.pe.kind_names import (  # noqa: F401
+    COMBINATION,
+    CONTENT_LOGIT_TERM,
+    INPUT_EMBEDDING,
+    KINDS,
+    LOGIT_TERM,
+    POSITION_FREE,
+    POSITIONAL_ATTENTION,
+    QUERY_KEY_TRANSFORM,
+    UNTIED_PRODUCT,
+)
 from posharness.plugins import pe_variants, positional_encodings
 from posharness.plugins.registry import BUILTIN
 
-# What a scheme can contribute (posharness.pe.kinds holds one base class per kind).
-INPUT_EMBEDDING = "input embedding"
-LOGIT_TERM = "logit term"
-CONTENT_LOGIT_TERM = "content logit term"
-UNTIED_PRODUCT = "untied product"
-QUERY_KEY_TRANSFORM = "query/key transform"
-POSITIONAL_ATTENTION = "positional attention"
-POSITION_FREE = "position-free"
-KINDS = (
-    INPUT_EMBEDDING,
-    LOGIT_TERM,
-    CONTENT_LOGIT_TERM,
-    UNTIED_PRODUCT,
-    QUERY_KEY_TRANSFORM,
-    POSITIONAL_ATTENTION,
-    POSITION_FREE,
-)
 # What a scheme may claim of its positional term T(i, j) (query position i, key position j);
 # ``posharness check-pe`` verifies each numerically (posharness.models.zoo.check_claims).
 PROPERTIES = {
@@ -99,6 +97,7 @@ class Declaration:
     origin: str  # built-in | plugin | include
     source: str  # the distribution or the included file
     claims: tuple[str, ...] = ()  # properties of its term that check-pe verifies (CLAIMS)
+    parts: tuple[str, ...] = ()  # a combination's parts, by registered name
 
 
 @dataclass(frozen=True)
@@ -131,16 +130,30 @@ def register_pe(
     by its default. ``version``: declare one to keep cell ids across edits of the code (the
     built-ins do); without it the hash of the scheme's source files is its identity.
     ``claims``: properties of the scheme's positional term, names from ``CLAIMS`` (e.g.
-    ``claims=("content-free", "translation-invariant")``); ``posharness check-pe`` verifies
-    each on the tiny model, so a claim is a test, not a label. Declare only what holds for
-    every option value.
+    ``claims=("content-free", "translation-invariant")``, or a negation such as
+    ``"not-symmetric"``); ``posharness check-pe`` verifies each on the tiny model, so a claim
+    is a test, not a label. Declare only what holds for every option value.
+
+    A ``Combination`` (several kinds, ``posharness.pe.combination``) takes its options from
+    its parts and claims nothing itself: each part claims what holds of its own term.
     """
     claimed = _check_claims(name, claims)
 
     def decorate(obj: Any) -> Any:
         kind = kind_of(obj, name)
         options = dict(defaults or {})
-        _check_defaults(name, obj, options)
+        parts: tuple[Any, ...] = ()
+        if kind == COMBINATION:
+            parts = combination.checked_parts(name, obj)
+            options = combination.combined_defaults(name, parts, options)
+            combination.derive_attributes(name, obj, parts)
+        else:
+            _check_defaults(name, obj, options)
+        if claimed and kind == COMBINATION:
+            raise OptionError(
+                f"combination {name!r} claims {claimed!r}: claim each property on the part whose "
+                "term has it (check-pe verifies every part's claims)"
+            )
         if claimed and kind == POSITION_FREE:
             raise OptionError(
                 f"positional encoding {name!r} has no positional term (NoPositions), so it can "
@@ -161,6 +174,7 @@ def register_pe(
             origin=origin,
             source=source,
             claims=claimed,
+            parts=tuple(part.__pe__.name for part in parts),
         )
         positional_encodings.add(name, obj)
         obj.__pe__ = declared
@@ -232,9 +246,10 @@ def kind_of(obj: Any, name: str) -> str:
         raise OptionError(
             f"positional encoding {name!r} ({_where(obj)}) declares no positional "
             "contribution: subclass one of posharness.pe's InputEmbedding, LogitTerm, "
-            "ContentLogitTerm, UntiedProduct, QueryKeyTransform, PositionalAttention, or "
-            "NoPositions for a model without positions"
+            "ContentLogitTerm, UntiedProduct, QueryKeyTransform, PositionalAttention, "
+            "Combination (several kinds), or NoPositions for a model without positions"
         )
+    combination.refuse_two_kinds(name, obj, _where(obj))
     return kind
 
 

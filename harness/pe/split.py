@@ -17,7 +17,11 @@ they are the names the zoo has always written. Per kind (docs/new_pe.md states t
   (the transformed query/key biases: content-free, not exact);
 * a positional attention ahead of the content one: component ablations ``bypass-pa`` /
   ``skip-ca``;
-* no positions: contextual is the model itself; there is no positional mode.
+* no positions: contextual is the model itself; there is no positional mode;
+* a combination of kinds (``posharness.pe.Combination``): each mode joins its parts'
+  definitions with ``+`` (contextual ``no-<transform>+drop-<term>``, positional
+  ``bias-qk-<transform>+<term>``), exact only if every part's is, content-free only if
+  every part's is.
 """
 
 from __future__ import annotations
@@ -68,3 +72,37 @@ def mode_split(kind: str, term: str, input_positions: bool) -> dict[str, ModeRow
         "contextual": (True, f"drop-{term}", free),
         "positional": (True, term, free),
     }
+
+
+def combined_split(parts: list[tuple[str, str]], input_positions: bool) -> dict[str, ModeRow]:
+    """The modes of a combination of ``parts`` [(kind, term)]: each mode removes or keeps
+    every part at once, so it is exact only if it is for every part, and its delta is
+    content-free only if every part's is. Input positions come first in contextual and last
+    in positional, as for a logit term on top of them."""
+    rows = [mode_split(kind, term, False) for kind, term in parts]
+    inputs = [mode_split(registry.INPUT_EMBEDDING, "", False)] if input_positions else []
+    split: dict[str, ModeRow] = {"both": (True, "as-trained", None)}
+    for mode in ("contextual", "positional"):
+        ordered = [*inputs, *rows] if mode == "contextual" else [*rows, *inputs]
+        split[mode] = (
+            all(row[mode][0] for row in ordered),
+            "+".join(row[mode][1] for row in ordered),
+            all(row[mode][2] is True for row in ordered),
+        )
+    return split
+
+
+def split_of(scheme: object, name: str, input_positions: bool) -> dict[str, ModeRow]:
+    """The modes of a registered scheme object (a combination's from its parts)."""
+    declared = registry.declaration(scheme)
+    if declared.kind != registry.COMBINATION:
+        term = getattr(scheme, "term", "") or name
+        return mode_split(declared.kind, term, input_positions)
+    parts = [
+        (
+            registry.declaration(part).kind,
+            getattr(part, "term", "") or registry.declaration(part).name,
+        )
+        for part in scheme.parts
+    ]
+    return combined_split(parts, input_positions)

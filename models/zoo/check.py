@@ -13,13 +13,18 @@ one-line failure that names what differs:
   skips the checks that would only fail on it again;
 * ``positions`` — the model uses positions: permuting the input tokens must not merely
   permute the outputs (a zero or row-constant positional term fails);
+* ``parts`` — for a combination of kinds only (``posharness.pe.Combination``): each part
+  changes the logits, by its value or once its parameters move. Positions are the whole
+  scheme's test, not each part's: Transformer-XL's global query bias ignores them by design
+  and is a faithful part beside a relative term (issue 47, part 6);
 * ``split`` — in every layer and head the logits are gamma + delta, the forward that records
   them equals the plain one, contextual uses gamma and positional delta, and for an exact
   kind the positional mode's term is the delta mode ``both`` adds;
 * ``sdpa`` — the fused (SDPA) path equals the eager one in every mode;
 * ``save`` — ``save_pretrained`` then ``AutoModel.from_pretrained`` gives identical outputs;
 * ``card`` — the card counts exactly the parameters of the scheme's modules, and each of
-  them changes the positional term (and, for a term from positions, nothing else does);
+  them changes the positional term (and, for a term from positions, nothing else does); for
+  a combination the term is what its parts add to the logits in mode ``both``;
 * one check per property the scheme claims of its term (``register_pe(claims=...)``:
   content-free, translation-invariant, symmetric, depends-on-query-position, causal-only),
   measured against a tolerance relative to the term's scale (``check_claims``).
@@ -81,6 +86,7 @@ def check_pe(name: str, seed: int = 0, **options: Any) -> list[CheckOutcome]:
         ("seeded", bench.seeded),
         ("structure", bench.structure),
         ("positions", bench.uses_positions),
+        *([("parts", bench.parts)] if bench.kind == registry.COMBINATION else []),
         ("split", bench.split),
         ("sdpa", bench.sdpa),
         ("save", bench.save),
@@ -163,10 +169,16 @@ class _Bench:
 
     def __init__(self, config: Any, seed: int) -> None:
         from posharness.models.zoo.encoder import PEModel
+        from posharness.models.zoo.encoder.config import scheme_class
         from posharness.models.zoo.encoder.schemes import kind
+        from posharness.pe import declaration
+        from posharness.pe.combination import parts_of
 
         self.config, self.seed = config, seed
         self.kind = kind(config)
+        part_kinds = {declaration(p).kind for p in parts_of(scheme_class(config.scheme))}
+        # every term a logit term: mode positional's delta is exactly the one both adds
+        self.exact_kinds = part_kinds <= set(_EXACT_FROM_POSITIONS)
         torch.manual_seed(seed)
         self.model = PEModel(config).to(torch.float64).eval()
         generator = torch.Generator().manual_seed(seed)
@@ -200,6 +212,30 @@ class _Bench:
             f"{len(units)} scheme module{'s' if len(units) > 1 else ''}: every tensor a "
             "parameter or buffer, every term of its kind's shape"
         )
+
+    def parts(self) -> str:
+        """Each part of a combination changes the logits (``check_terms.departure``): by its
+        value, or, where it starts as a no-op (a learned bias at zero), once its parameters
+        move. Positions are the whole scheme's test (``positions``): a part may ignore them,
+        as Transformer-XL's global query bias does (Dai et al. 2019, Eq. 4, term (c))."""
+        from posharness.models.zoo.check_terms import departure, scheme_units
+
+        found, seen = [], set()
+        for unit in scheme_units(self.model):
+            name = unit.declaration.name
+            if name in seen:
+                continue
+            seen.add(name)
+            moved, how = departure(unit, self.config, _LENGTH, self.seed)
+            if how is None:
+                raise PECheckError(
+                    f"part {name} ({unit.kind}, {unit.where}) leaves the logits as they are, at "
+                    f"initialisation and with its parameters moved (largest change {moved:.2g}): "
+                    "a term that is zero or a transform that returns its input adds nothing: "
+                    "fix it, or drop it from parts"
+                )
+            found.append(f"{name} {how}")
+        return f"each part changes the logits: {'; '.join(found)}"
 
     def claim_checks(self) -> list[tuple[str, Callable[[], str]]]:
         """One check per property each scheme claims of its term (``check_claims``)."""
@@ -252,7 +288,7 @@ class _Bench:
                     expected["both"] = terms.delta  # BERT-only-p: no content term at all
                 wanted = expected.get(mode, terms.delta)
                 _same(terms.logits, wanted, f"mode {mode}, layer {layer}: logits vs definition")
-        if self.kind in _EXACT_FROM_POSITIONS and self.config.absolute == "none":
+        if self.exact_kinds and self.config.absolute == "none":
             with torch.no_grad():
                 both = self.model.attention_record(self.ids, self.mask)[0].delta
                 with self.model.attention_mode_set("positional"):
@@ -321,7 +357,9 @@ class _Bench:
         model = self.model
         model.zero_grad(set_to_none=True)
         with torch.enable_grad():
-            scores = model.positional_scores.__wrapped__(model, _LENGTH)
+            scores = None
+            if self.kind != registry.COMBINATION:  # a combination: what its parts add in both
+                scores = model.positional_scores.__wrapped__(model, _LENGTH)
             if scores is None:  # a term that reads the queries: its delta in mode both
                 record = model.attention_record(self.ids, self.mask)
                 deltas = [terms.delta for terms in record]

@@ -21,10 +21,11 @@ A term of the wrong shape, or a tensor held as a plain attribute, is a structura
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -156,6 +157,47 @@ def term(
             values = (query + p) @ (key + p).transpose(-1, -2) - query @ key.transpose(-1, -2)
             return Term(values)
     raise PECheckError(f"{unit.where}: a {kind} has no term to read")
+
+
+# A part whose term moves the logits by no more than this share of their scale is a no-op:
+# float64 rounding of a transform that returns its input, not a contribution.
+NO_OP_FLOOR = 1e-10
+
+
+def departure(unit: SchemeUnit, config: Any, n: int, seed: int) -> tuple[float, str | None]:
+    """How far ``unit``'s term is from adding nothing, and how it gets there: (its largest
+    change, ``"by <change>"``), or, for a term that is a no-op at initialisation, whether it
+    moves once its parameters do (``"through its parameters (a no-op at initialisation)"``);
+    None where it does neither. A logit term adds nothing when it is zero, a query/key
+    transform when T(q, i, query) · T(k, j, key) is q · k (the model without it)."""
+    moved, scale = _departure(unit, config, n, seed)
+    if moved > NO_OP_FLOOR * scale:
+        return moved, f"by {moved:.2g}"
+    if any(True for _ in unit.module.parameters()):
+        nudged = copy.deepcopy(unit.module)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for parameter in nudged.parameters():
+                noise = torch.randn(parameter.shape, generator=generator, dtype=torch.float64)
+                parameter.add_(noise.to(parameter.dtype))
+        again, scale = _departure(replace(unit, module=nudged), config, n, seed)
+        if again > NO_OP_FLOOR * scale:
+            return moved, "through its parameters (a no-op at initialisation)"
+    return moved, None
+
+
+def _departure(unit: SchemeUnit, config: Any, n: int, seed: int) -> tuple[float, float]:
+    """(largest |T - T0|, the scale it is read against), T0 the term of a no-op."""
+    generator = torch.Generator().manual_seed(seed)
+    query, key = content(unit, config, n, generator, varying=True, same=False)
+    values = term(unit, torch.arange(n).unsqueeze(0), query, key).values
+    neutral = torch.zeros_like(values)
+    if unit.kind == registry.QUERY_KEY_TRANSFORM:
+        neutral = (query @ key.transpose(-1, -2))[0].to(values.dtype)
+    gap = torch.where(values == neutral, torch.zeros_like(values), (values - neutral).abs())
+    finite = neutral[neutral.isfinite()]
+    scale = max(1.0, float(finite.abs().max())) if finite.numel() else 1.0
+    return float(gap.nan_to_num(nan=float("inf")).max()), scale
 
 
 def _square(unit: SchemeUnit, values: torch.Tensor, n: int) -> torch.Tensor:

@@ -82,6 +82,8 @@ def code_identity(config: Any) -> dict[str, str]:
     if ENCODER_VERSION != 1:
         parts["encoder"] = f"v{ENCODER_VERSION}"
     used = [("scheme", scheme_class(config.scheme))]
+    if registry.declaration(used[0][1]).kind == registry.COMBINATION:  # each part's code too
+        used += [(f"part {registry.declaration(p).name}", p) for p in used[0][1].parts]
     if config.absolute != "none":
         used.append(("absolute", absolute_class(config.absolute)))
     for role, scheme in used:

@@ -15,7 +15,10 @@ Per scheme, what delta is in each mode (``mode_support`` in modes.py names them)
 * rope: gamma is the unrotated q·k; in ``both`` delta = rotated logits - gamma (recorded
   only; the forward uses the rotated logits); in ``positional`` delta = b_Q R_(j-i) b_K
   scaled, b the biases of W_Q, W_K: the content-free part of q and k, so delta depends on
-  nothing in the batch.
+  nothing in the batch;
+* a combination (``posharness.pe.Combination``): its transform as rope's, and its logit
+  terms added to the transformed logits in ``both`` and to the transformed biases' in
+  ``positional``; a content logit term reads the untransformed query q = x W_Q + b_Q.
 
 Without weights to return or record (``PositionContext.fused``), every mode runs through
 ``scaled_dot_product_attention`` (same sum, fused kernel): ``both`` with delta as an
@@ -141,6 +144,11 @@ def _batch(x: torch.Tensor, batch: int) -> torch.Tensor:
     return x if x.shape[0] == batch else x.expand(batch, *x.shape[1:])
 
 
+def _plus(term: torch.Tensor, other: torch.Tensor | None) -> torch.Tensor:
+    """``term`` plus a combination's other logit terms (None: the scheme has none)."""
+    return term if other is None else term + other
+
+
 def _full(probabilities: torch.Tensor, batch: int, heads: int) -> torch.Tensor:
     """Content-free weights broadcast over batch (and heads, for a shared delta)."""
     return probabilities.expand(batch, heads, *probabilities.shape[2:])
@@ -194,8 +202,8 @@ class PESelfAttention(_HeadsMixin, nn.Module):
 
     def positional_delta(self, q: torch.Tensor | None, ctx: PositionContext) -> torch.Tensor | None:
         """The delta of mode ``positional`` (``q`` is needed by Shaw only)."""
-        if ctx.qk_transform is not None:
-            return self.rope_bias_delta(ctx)
+        if ctx.qk_transform is not None:  # with a combination's other terms, if any
+            return _plus(self.rope_bias_delta(ctx), self.attention_delta(q, ctx))
         delta = self.attention_delta(q, ctx)
         if self.input_positions and ctx.position_states is not None:
             pp = self.pp_term(ctx.position_states)
@@ -217,12 +225,12 @@ class PESelfAttention(_HeadsMixin, nn.Module):
             return q, k, None
         if ctx.mode == "both":
             if ctx.qk_transform is not None:
-                return (*self._rotated(q, k, ctx), None)
+                return (*self._rotated(q, k, ctx), self.attention_delta(q, ctx))
             return q, k, self.attention_delta(q, ctx)
         batch = q.shape[0]
         if ctx.qk_transform is not None:
             qb, kb = self.rope_bias_factors(ctx)
-            return _batch(qb, batch), _batch(kb, batch), None
+            return _batch(qb, batch), _batch(kb, batch), self.attention_delta(q, ctx)
         bias = self.attention_delta(q, ctx)
         if self.input_positions and ctx.position_states is not None:
             qp, kp = self.pp_factors(ctx.position_states)
@@ -249,6 +257,7 @@ class PESelfAttention(_HeadsMixin, nn.Module):
         elif ctx.qk_transform is not None and (ctx.mode == "both" or recording):
             qr, kr = self._rotated(q, k, ctx)
             rotated = torch.matmul(qr, kr.transpose(-1, -2)) * self.scale
+            rotated = _plus(rotated, self.attention_delta(q, ctx))  # a combination's terms
             delta = rotated - gamma if recording else None
             logits = gamma + delta if recording and ctx.mode == "both" else rotated
         else:

@@ -18,6 +18,7 @@ from posharness.models.zoo.encoder.schemes import (
     build_input_positions,
     build_layer_score,
     build_shared,
+    build_shared_transform,
     kind,
 )
 from posharness.pe import registry
@@ -27,7 +28,8 @@ def positional_parameter_count(config: PEConfig) -> int:
     """Parameters that encode position, counted from freshly built modules (meta device)."""
     with torch.device("meta"):
         count = 0
-        for module in (build_input_positions(config), build_shared(config)):
+        shared = (build_input_positions(config), build_shared(config))
+        for module in (*shared, build_shared_transform(config)):
             if module is not None:
                 count += sum(p.numel() for p in module.parameters())
         layer = build_layer_score(config)

@@ -29,7 +29,13 @@ from posharness.models.zoo.encoder.attention import (
 )
 from posharness.models.zoo.encoder.config import PEConfig, scheme_class
 from posharness.models.zoo.encoder.layers import PEEmbeddings, PELayer, PEPooler
-from posharness.models.zoo.encoder.schemes import build_shared, content_logits, kind
+from posharness.models.zoo.encoder.schemes import (
+    build_shared,
+    build_shared_transform,
+    content_logits,
+    kind,
+    reads_queries,
+)
 from posharness.pe import LogitTerm, PositionalEncoding, QueryKeyTransform, registry
 
 
@@ -94,6 +100,7 @@ class PEModel(PEPreTrainedModel):
         super().__init__(config)
         self.embeddings = PEEmbeddings(config)
         self.shared_positions = build_shared(config)
+        self.shared_transform = build_shared_transform(config)  # a combination's; else None
         self.layer = nn.ModuleList(PELayer(config) for _ in range(config.num_hidden_layers))
         self.pooler = PEPooler(config) if add_pooling_layer else None
         self._attention_mode = "both"
@@ -169,6 +176,8 @@ class PEModel(PEPreTrainedModel):
         fused = record is None and not want_weights and self._attention_path != "eager"
         shared_module = self.shared_positions
         transform = shared_module if isinstance(shared_module, QueryKeyTransform) else None
+        if self.shared_transform is not None:
+            transform = self.shared_transform
         ctx = PositionContext(
             positions, key_mask, mode, None, states, want_weights, record, fused, transform
         )
@@ -249,7 +258,7 @@ class PEModel(PEPreTrainedModel):
         any attention-level delta; for rope b_Q R_(j-i) b_K/sqrt(d) from the biases. None for
         nope and shaw (q·a_(j-i) needs the queries).
         """
-        if kind(self.config) in (registry.POSITION_FREE, registry.CONTENT_LOGIT_TERM):
+        if kind(self.config) == registry.POSITION_FREE or reads_queries(self.config):
             return None
         device = self.embeddings.word_embeddings.weight.device
         dummy = torch.zeros(1, length, dtype=torch.long, device=device)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from posharness.models.zoo.encoder.config import PEConfig, scheme_class
 from posharness.models.zoo.encoder.schemes import content_logits, kind
 from posharness.pe import registry
-from posharness.pe.split import mode_split
+from posharness.pe.split import mode_split, split_of
 
 
 def mode_support(config: PEConfig) -> dict[str, tuple[bool, str, bool | None]]:
@@ -24,4 +24,6 @@ def mode_support(config: PEConfig) -> dict[str, tuple[bool, str, bool | None]]:
         # BERT-only-p: every forward is the positional mode, so it is exact and there is no
         # content term to keep alone.
         return {"both": (True, "as-trained", None), "positional": (True, "pp-term", True)}
+    if scheme_kind == registry.COMBINATION:
+        return split_of(scheme, config.scheme, input_positions)
     return mode_split(scheme_kind, term, input_positions)

@@ -8,7 +8,10 @@ where its kind acts, under the attribute names checkpoints have always used:
 * a logit term, untied product or query/key transform shared by the layers:
   ``shared_positions`` (computed once per forward);
 * one per layer (``per_layer``, Shaw's query-reading term, a positional attention):
-  ``layer.N.attention.layer_score``.
+  ``layer.N.attention.layer_score``;
+* a combination of kinds: each part where its kind acts (its logit term in
+  ``shared_positions``, its transform in ``shared_transform``, its per-layer term in
+  ``layer_score``; ``posharness.pe.combination``).
 
 A scheme's options are read from the configuration: a built-in's from the ``PEConfig``
 fields of the same names, a plugin's from ``pe_options`` (with its declared defaults).
@@ -23,7 +26,7 @@ import torch
 from torch import nn
 
 from posharness.models.zoo.encoder.config import PEConfig, absolute_class, scheme_class
-from posharness.pe import LogitTerm, registry
+from posharness.pe import LogitTerm, combination, registry
 
 # Kinds whose module sits once on the model rather than in each layer.
 _MODEL_LEVEL = (registry.LOGIT_TERM, registry.UNTIED_PRODUCT, registry.QUERY_KEY_TRANSFORM)
@@ -56,12 +59,31 @@ def scheme_options(config: PEConfig, scheme: Any | None = None) -> dict[str, Any
     }
 
 
-def build_scheme(config: PEConfig) -> nn.Module:
-    scheme = scheme_class(config.scheme)
+def build_scheme(config: PEConfig, scheme: Any | None = None) -> nn.Module:
+    """The module of ``config``'s scheme (or of ``scheme``, one part of a combination)."""
+    scheme = scheme if scheme is not None else scheme_class(config.scheme)
     options = scheme_options(config, scheme)
     if inspect.isfunction(scheme):
         return FunctionTerm(scheme, config, options)
     return scheme(config, **options)
+
+
+def _part(config: PEConfig, where: str) -> nn.Module | None:
+    """The part of a combination that acts at ``where`` (``posharness.pe.combination``)."""
+    for part in scheme_class(config.scheme).parts:
+        if combination.place(part) == where:
+            return build_scheme(config, part)
+    return None
+
+
+def _combined(config: PEConfig) -> bool:
+    return kind(config) == registry.COMBINATION
+
+
+def reads_queries(config: PEConfig) -> bool:
+    """Whether a term of ``config``'s scheme reads the queries (a content logit term)."""
+    parts = combination.parts_of(scheme_class(config.scheme))
+    return any(registry.declaration(p).kind == registry.CONTENT_LOGIT_TERM for p in parts)
 
 
 def build_input_positions(config: PEConfig) -> nn.Module | None:
@@ -74,15 +96,26 @@ def build_input_positions(config: PEConfig) -> nn.Module | None:
 
 
 def build_shared(config: PEConfig) -> nn.Module | None:
-    """The model-level module of ``config`` (None when the scheme acts per layer or not at all)."""
+    """The model-level module of ``config`` (None when the scheme acts per layer or not at all);
+    of a combination, its logit term shared by the layers."""
+    if _combined(config):
+        return _part(config, "shared")
     scheme = scheme_class(config.scheme)
     if kind(config) in _MODEL_LEVEL and not getattr(scheme, "per_layer", False):
         return build_scheme(config)
     return None
 
 
+def build_shared_transform(config: PEConfig) -> nn.Module | None:
+    """A combination's query/key transform, shared by the layers (beside its logit term in
+    ``shared_positions``); None for every other scheme, whose transform is ``shared``."""
+    return _part(config, "transform") if _combined(config) else None
+
+
 def build_layer_score(config: PEConfig) -> nn.Module | None:
     """The per-layer module of ``config`` (None when the scheme has none)."""
+    if _combined(config):
+        return _part(config, "layer")
     scheme = scheme_class(config.scheme)
     per_layer = getattr(scheme, "per_layer", False)
     if per_layer and kind(config) not in (registry.INPUT_EMBEDDING, registry.POSITION_FREE):

@@ -292,5 +292,6 @@ def test_an_included_files_errors_name_the_file_not_a_generated_module(tmp_path:
         "posharness: error: --include no_kind.py: positional encoding 't-no-kind' (no_kind.py: "
         "PlainModule) declares no positional contribution: subclass one of posharness.pe's "
         "InputEmbedding, LogitTerm, ContentLogitTerm, UntiedProduct, QueryKeyTransform, "
-        "PositionalAttention, or NoPositions for a model without positions"
+        "PositionalAttention, Combination (several kinds), or NoPositions for a model without "
+        "positions"
     )
