@@ -15,7 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from posharness.base.progress_lines import counter
+from posharness.base.progress_lines import counter, interval_from_environment
+from posharness.cli.heartbeat import Heartbeat
 from posharness.contracts.results import CellResult
 
 
@@ -51,6 +52,10 @@ class RichReporter:
     def __init__(self, progress: Progress) -> None:
         self.bar = progress
         self.cells = progress.add_task("cells", total=None)
+        # Where no bar is drawn, a cell silent for an interval says it is still running.
+        self.heartbeat = (
+            None if err_console().is_terminal else Heartbeat(log_line, interval_from_environment())
+        )
 
     def set_total(self, total: int) -> None:
         self.bar.update(self.cells, total=total)
@@ -67,8 +72,12 @@ class RichReporter:
             self.cells, total=total, completed=index - 1, description=f"cell {index}/{total}"
         )
         console().print(f"[bold]run[/]  {cell.label}")
+        if self.heartbeat is not None:
+            self.heartbeat.cell(cell.label)
 
     def cell_finished(self, cell, result: CellResult) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.idle()
         self.bar.advance(self.cells)
         main = result.metrics.get(result.task.main_metric)
         value = f"{result.task.main_metric}={main.value:.4f}" if main else ""
@@ -79,7 +88,7 @@ class RichReporter:
     def progress(self, label: str, total: int) -> Callable[[int], None]:
         task = self.bar.add_task(label, total=total)
         done = [0]
-        lines = None if err_console().is_terminal else counter(label, total, log_line)
+        lines = None if self.heartbeat is None else counter(label, total, self._line)
 
         def advance(n: int) -> None:
             self.bar.advance(task, n)
@@ -90,6 +99,15 @@ class RichReporter:
                 self.bar.remove_task(task)
 
         return advance
+
+    def _line(self, text: str) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.heard()
+        log_line(text)
+
+    def close(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.close()
 
 
 def log_line(text: str) -> None:
@@ -106,8 +124,12 @@ def evaluate_with_progress(**arguments) -> None:
         evaluate(**arguments)
         return
     progress = progress_bar()
-    with progress:
-        outcome = evaluate(**arguments, reporter=RichReporter(progress))
+    reporter = RichReporter(progress)
+    try:
+        with progress:
+            outcome = evaluate(**arguments, reporter=reporter)
+    finally:
+        reporter.close()
     if outcome.leaderboard is None:
         return
     from posharness.boards import views as views  # the board's code, once there is one

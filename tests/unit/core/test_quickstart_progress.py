@@ -38,3 +38,29 @@ def test_resampling_the_words_is_a_counted_phase(tmp_path: Path, tiny_bert: Path
 
 def test_a_log_hears_from_a_long_phase_at_least_every_30_s() -> None:
     assert DEFAULT_INTERVAL <= 30
+
+
+def test_a_silent_cell_says_it_is_still_running_once_an_interval_passes() -> None:
+    from posharness.cli.heartbeat import Heartbeat
+
+    now = [0.0]
+    lines: list[str] = []
+    beat = Heartbeat(lines.append, 30.0, clock=lambda: now[0])
+    beat.check()
+    assert lines == []  # no cell running
+    beat.cell("minilm · locality_symmetry · both · seed 0")
+    now[0] = 29.0
+    beat.check()
+    assert lines == []
+    now[0] = 31.0
+    beat.check()
+    assert lines == ["still on minilm · locality_symmetry · both · seed 0, 31 s in"]
+    beat.heard()  # a progress line was written: the next beat waits a whole interval
+    now[0] = 50.0
+    beat.check()
+    assert len(lines) == 1
+    beat.idle()
+    now[0] = 500.0
+    beat.check()
+    assert len(lines) == 1
+    beat.close()
