@@ -49,18 +49,27 @@ def sweep(vectors: str, folder: Path, data_dir: Path | None, pairs: tuple[str, .
                                    f"{', '.join(by_name)}")  # fmt: skip
         options[key] = by_name[key].read(NAME, value)
     options["vectors"] = vectors
+    path = folder / RESULTS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    references = {"paper": PAPER, "measured": measured()}
+
+    def save(result: dict) -> None:  # after every chunk: a run stopped early keeps its work
+        result["started"] = started
+        result["references"] = references
+        path.write_text(json.dumps(result, indent=1) + "\n")
+
     try:
         config = config_from(options, seed)
         started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        result = run_sweep(config, downstream_dir(data_dir, str(options["data"])),
-                           log=lambda line: click.echo(line, err=True))  # fmt: skip
+        result = run_sweep(
+            config,
+            downstream_dir(data_dir, str(options["data"])),
+            log=lambda line: click.echo(line, err=True),
+            save=save,
+        )
     except OptionError as exc:
         raise click.ClickException(str(exc)) from None
-    result["started"] = started
-    result["references"] = {"paper": PAPER, "measured": measured()}
-    path = folder / RESULTS
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1) + "\n")
+    save(result)
     written = _report(folder)
     click.echo(f"wrote {path} and {len(written)} tables/boards in {folder} "
                f"({result['timing']['total_s']:.0f} s)")  # fmt: skip

@@ -156,7 +156,14 @@ def write_tables(result: dict[str, Any], out: Path) -> list[Path]:
     for key, curve in result["curves"].items():
         dataset, kind = key.split("/")
         figure = "Figure 3" if dataset == "mr" else "Figure A1"
-        title = f"{_NAMES.get(dataset, dataset)}: test accuracy (%) against {kind} ({figure})"
+        done, planned = (
+            len(curve["settings"]),
+            curve.get("planned_settings", len(curve["settings"])),
+        )
+        title = (
+            f"{_NAMES.get(dataset, dataset)}: test accuracy (%) against {kind} ({figure}; "
+            f"{done} of {planned} planned settings)"
+        )
         for suffix, render in ((".md", _markdown), (".tex", _latex)):
             path = out / f"controlled.{dataset}.{kind}{suffix}"
             path.write_text(render(_CURVE_HEAD, _curve_rows(curve), title, note))

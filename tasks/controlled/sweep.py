@@ -102,8 +102,31 @@ def vectors_label(config: SweepConfig) -> str:
     return Path(config.vectors).name
 
 
-def run_sweep(config: SweepConfig, data_root: Path, log=print) -> dict[str, Any]:
-    """The whole sweep as a JSON-ready dict (settings, per-repeat accuracies, timings)."""
+def round_order(rounds: int) -> list[int]:
+    """Residues mod ``rounds`` from coarse to fine (0, 2, 1, 3 for 4): after each round the
+    settings done are evenly spread over the curve, so a sweep cut short is a coarser one."""
+
+    def spread(j: int) -> float:  # van der Corput: 0, 1/2, 1/4, 3/4, ...
+        value, base = 0.0, 0.5
+        while j:
+            value, j, base = value + base * (j & 1), j >> 1, base / 2
+        return value
+
+    order: list[int] = []
+    for j in range(4 * rounds):
+        residue = int(spread(j) * rounds)
+        if residue not in order:
+            order.append(residue)
+    return order + [r for r in range(rounds) if r not in order]
+
+
+def run_sweep(config: SweepConfig, data_root: Path, log=print, save=None) -> dict[str, Any]:
+    """The whole sweep as a JSON-ready dict (settings, per-repeat accuracies, timings).
+
+    Work goes in rounds: each round trains one chunk of every curve, its settings evenly
+    spread over the curve (``round_order``); ``save(result)`` is called after every chunk
+    with the settings done so far, so a run stopped early leaves a coarser sweep behind.
+    """
     started = time.perf_counter()
     vectors = load_vectors(config.vectors, config.vectors_format)
     loaded = time.perf_counter() - started
@@ -126,7 +149,7 @@ def run_sweep(config: SweepConfig, data_root: Path, log=print) -> dict[str, Any]
         "curves": {},
         "timing": {"load_vectors_s": round(loaded, 2)},
     }
-    fitted: dict[tuple[float, float], Setting] = {}
+    data: dict[str, tuple[Dataset, list[np.ndarray]]] = {}
     for name in config.datasets:
         dataset = read_dataset(name, data_root, config.sentences_limit)
         cover = coverage(vectors, dataset.sentences)
@@ -145,45 +168,74 @@ def run_sweep(config: SweepConfig, data_root: Path, log=print) -> dict[str, Any]
             "coverage": cover,
             "coverage_flag": bool(flagged),
         }
-        sentences = embed(dataset, vectors, config.oov, config.max_length)
-        for curve in config.curves:
-            result["curves"][f"{name}/{curve}"] = _one_curve(
-                config, curve, dataset, sentences, fitted, log
-            )
-    result["timing"]["total_s"] = round(time.perf_counter() - started, 1)
+        data[name] = (dataset, embed(dataset, vectors, config.oov, config.max_length))
+    result["timing"]["prepare_s"] = round(time.perf_counter() - started, 2)
+    targets = {curve: grid(config, curve) for curve in config.curves}
+    rounds = max(1, -(-config.settings // config.chunk))
+    done: dict[str, dict[int, dict[str, Any]]] = {}
+    timing: dict[str, dict[str, float]] = {}
+    for residue in round_order(rounds):
+        for name in config.datasets:
+            dataset, sentences = data[name]
+            for curve in config.curves:
+                key = f"{name}/{curve}"
+                chosen = [i for i in range(len(targets[curve])) if i % rounds == residue]
+                clock = timing.setdefault(key, {"fit_s": 0.0, "encode_s": 0.0, "train_s": 0.0})
+                rows = _chunk(
+                    config, [targets[curve][i] for i in chosen], dataset, sentences, clock
+                )
+                done.setdefault(key, {}).update(zip(chosen, rows, strict=True))
+                result["curves"][key] = _curve(done[key], clock, len(targets[curve]))
+                result["timing"]["total_s"] = round(time.perf_counter() - started, 1)
+                log(
+                    f"{key}: {len(done[key])}/{len(targets[curve])} settings "
+                    f"(fit {clock['fit_s']:.0f}s, encode {clock['encode_s']:.0f}s, "
+                    f"train {clock['train_s']:.0f}s; total {result['timing']['total_s']:.0f}s)"
+                )
+                if save is not None:
+                    save(result)
     return result
 
 
-def _one_curve(config, curve, dataset, sentences, fitted, log) -> dict[str, Any]:
-    timing = {"fit_s": 0.0, "encode_s": 0.0, "train_s": 0.0}
+_FITTED: dict[tuple[float, float, int], Setting] = {}
+
+
+def _chunk(config, chunk_targets, dataset, sentences, clock) -> list[dict[str, Any]]:
+    """Fit, encode and train one chunk of settings; one row per setting."""
     tick = time.perf_counter()
     settings = []
-    for target in grid(config, curve):
-        if target not in fitted:
-            fitted[target] = fit_setting(*target, config.max_length)
-        settings.append(fitted[target])
-    timing["fit_s"] = time.perf_counter() - tick
-    test, dev_best, best_epoch = [], [], []
-    for start in range(0, len(settings), config.chunk):
-        chunk = settings[start : start + config.chunk]
-        tick = time.perf_counter()
-        features = encode(attention_tables(chunk), sentences, config.pooling)
-        timing["encode_s"] += time.perf_counter() - tick
-        tick = time.perf_counter()
-        scores = train(features, dataset.labels, dataset.split, config.train)
-        timing["train_s"] += time.perf_counter() - tick
-        del features
-        test.append(scores.test_at_best)
-        dev_best.append(scores.dev.max(-1))
-        best_epoch.append(scores.best_epoch)
-        log(
-            f"{dataset.name}/{curve}: settings {start + len(chunk)}/{len(settings)} "
-            f"(encode {timing['encode_s']:.0f}s, train {timing['train_s']:.0f}s)"
-        )
+    for target in chunk_targets:
+        key = (*target, config.max_length)
+        if key not in _FITTED:
+            _FITTED[key] = fit_setting(*target, config.max_length)
+        settings.append(_FITTED[key])
+    clock["fit_s"] += time.perf_counter() - tick
+    tick = time.perf_counter()
+    features = encode(attention_tables(settings), sentences, config.pooling)
+    clock["encode_s"] += time.perf_counter() - tick
+    tick = time.perf_counter()
+    scores = train(features, dataset.labels, dataset.split, config.train)
+    clock["train_s"] += time.perf_counter() - tick
+    dev_best = scores.dev.max(-1)
+    return [
+        {
+            "setting": s.as_dict(),
+            "test": scores.test_at_best[:, k].tolist(),
+            "dev": dev_best[:, k].tolist(),
+            "best_epoch": scores.best_epoch[:, k].tolist(),
+        }
+        for k, s in enumerate(settings)
+    ]
+
+
+def _curve(rows: dict[int, dict[str, Any]], clock: dict[str, float], planned: int) -> dict:
+    """The settings done so far in grid order, accuracies as [R, K] like the tables read."""
+    ordered = [rows[i] for i in sorted(rows)]
     return {
-        "settings": [s.as_dict() for s in settings],
-        "test_accuracy": np.concatenate(test, axis=1).tolist(),  # [R, K]
-        "dev_accuracy": np.concatenate(dev_best, axis=1).tolist(),
-        "best_epoch": np.concatenate(best_epoch, axis=1).tolist(),
-        "timing": {key: round(value, 2) for key, value in timing.items()},
+        "settings": [row["setting"] for row in ordered],
+        "test_accuracy": np.array([row["test"] for row in ordered]).T.tolist(),
+        "dev_accuracy": np.array([row["dev"] for row in ordered]).T.tolist(),
+        "best_epoch": np.array([row["best_epoch"] for row in ordered]).T.tolist(),
+        "planned_settings": planned,
+        "timing": {key: round(value, 2) for key, value in clock.items()},
     }
