@@ -94,7 +94,9 @@ def _board(board: BoardView) -> str:
     lines += [f"- {line}" for line in board.how_made]
     lines += [
         "",
-        "Mean over seeds; ± sd over seeds, or [the task's 95 % interval] with one seed. "
+        "Mean over task seeds; ± sd over task seeds, or [the task's 95 % interval] with one "
+        "seed. A task seed draws the task's sample for the row's one model, never its "
+        "pretraining. "
         "! marks a flagged task, ° a number whose result files are not at hand.",
         "",
     ]
