@@ -63,13 +63,20 @@ def claim_checks(model: Any, n: int, seed: int) -> list[tuple[str, Callable[[], 
     for unit in scheme_units(model):
         groups.setdefault(unit.declaration.name, []).append(unit)
     claimed = [claim for units in groups.values() for claim in units[0].declaration.claims]
+    parts = _is_combination(model.config)  # each claim is a part's: say whose
     checks = []
     for name, units in groups.items():
         for claim in units[0].declaration.claims:
-            label = claim if claimed.count(claim) == 1 else f"{claim} ({name})"
+            label = claim if claimed.count(claim) == 1 and not parts else f"{claim} ({name})"
             run = functools.partial(_verify, claim, units, model.config, n, seed)
             checks.append((label, run))
     return checks
+
+
+def _is_combination(config: Any) -> bool:
+    from posharness.models.zoo.encoder.config import scheme_class
+
+    return registry.declaration(scheme_class(config.scheme)).kind == registry.COMBINATION
 
 
 def _verify(claim: str, units: list[SchemeUnit], config: Any, n: int, seed: int) -> str:

@@ -234,3 +234,16 @@ def test_a_combination_claims_through_its_parts(example) -> None:
 
     with pytest.raises(OptionError, match="claim each property on the part whose term has it"):
         register_pe("claiming", claims=("symmetric",))(Claiming)
+
+
+def test_each_parts_claims_are_checked_under_its_name(example) -> None:
+    from posharness.models.zoo.check_claims import claim_checks
+    from posharness.models.zoo.schemes.rotary import Rotary
+
+    class RotaryRelativeKeys(Combination):
+        parts = (Rotary, example.RelativeKeys)  # a built-in part, with its own claims
+
+    register_pe("rotary-relative-keys")(RotaryRelativeKeys)
+    checks = claim_checks(tiny("rotary-relative-keys"), 12, 0)
+    assert [label for label, _run in checks] == ["translation-invariant (rope)", "symmetric (rope)"]
+    assert all(run().startswith("T(") for _label, run in checks)
