@@ -100,6 +100,41 @@ def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MPLBACKEND", "Agg")
 
 
+# Each tier's test time, printed at the end of every run (`.ci/run` prints its steps' wall
+# times after it): a test belongs to the first of these markers it carries, else "fast".
+# The tier goes into the report's user_properties, which pytest-xdist sends to the
+# controller with each report, so the sums cover every worker.
+TIERS = ("browser", "integration", "slow")
+_tier_seconds: dict[str, float] = {}
+_tier_tests: dict[str, int] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        marks = {mark.name for mark in item.iter_markers()}
+        item.user_properties.append(("tier", next((t for t in TIERS if t in marks), "fast")))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    tier = dict(report.user_properties).get("tier")
+    if tier is None:
+        return
+    _tier_seconds[tier] = _tier_seconds.get(tier, 0.0) + report.duration
+    if report.when == "call" or (report.when == "setup" and report.skipped):
+        _tier_tests[tier] = _tier_tests.get(tier, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if not _tier_seconds or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    terminalreporter.write_sep("=", "test time by tier (setup + call + teardown, all workers)")
+    for tier in ("fast", *TIERS):
+        if tier in _tier_seconds:
+            seconds, count = _tier_seconds[tier], _tier_tests.get(tier, 0)
+            terminalreporter.write_line(f"{tier:<12} {seconds:9.1f} s  {count:5d} tests")
+    terminalreporter.write_line(f"{'total':<12} {sum(_tier_seconds.values()):9.1f} s")
+
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
