@@ -11,6 +11,7 @@ rates, our default ``quick`` protocol trains one: a reader must see which one ra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from posharness.study.study_file import Study
 from posharness.study.table_spec import StudyTable
 
 LIMITS = ("limit", "train_limit")
+INPUT_SIZE = re.compile(r"length|words")  # task options that set what a probe reads
 
 
 def caption_note(study: Study, table: StudyTable, stages: list[Stage]) -> str:
@@ -27,13 +29,17 @@ def caption_note(study: Study, table: StudyTable, stages: list[Stage]) -> str:
     followed by the study's notes, for ``table``."""
     limits: dict[str, set[str]] = {}
     protocols: dict[str, set[str]] = {}
+    options: dict[str, None] = {}
     for stage, tasks in _feeding(table, stages):
         text = _limits_text(stage.evaluate)
         for task in tasks:
             limits.setdefault(text, set()).add(task)
+            options.update(dict.fromkeys(_options_text(stage.evaluate, task)))
         for task, protocol in _protocols(stage.evaluate, tasks).items():
             protocols.setdefault(protocol, set()).add(task)
     extra = ""
+    if options:  # a probe's length and the like: what the table's numbers were read at
+        extra += f"; input sizes {', '.join(options)}"
     if any(limits):
         extra += f"; evaluated with {_grouped(limits, 'without limits')}"
     if protocols:
@@ -60,7 +66,7 @@ def _feeding(table: StudyTable, stages: list[Stage]) -> Iterable[tuple[Stage, li
     computed (a task read in a mode the stage did not run is not its)."""
     cells = {(column.task, column.mode or mode) for column in table.columns for mode in table.modes}
     for stage in stages:
-        if stage.kind != EVALUATE:
+        if stage.kind != EVALUATE or stage.step is not None:  # a checkpoint: as the final
             continue
         modes = set(listed(stage.evaluate.get("modes", ["both"])))
         tasks = [
@@ -72,6 +78,25 @@ def _feeding(table: StudyTable, stages: list[Stage]) -> Iterable[tuple[Stage, li
             yield stage, tasks
 
 
+def _options_text(run: Mapping[str, Any], task: str) -> list[str]:
+    """The input size the study gave ``task`` (``locality_symmetry length=32``,
+    ``snli max_length=64``): the options naming a length or a word count, given to the task
+    itself or to the task it borrows them from (named once, by that task). The probe
+    length a geometry column was read at is part of what its number means (issue 46: a
+    caption said 128 tokens where the study probed at 32)."""
+    from posharness.plugins import tasks as task_registry
+
+    given = run.get("task_args") or {}
+    spec = task_registry.get(task)().spec
+    sources = [*spec.borrows, task]
+    return [
+        f"{source} {key}={value}"
+        for source in sources
+        for key, value in dict(given.get(source) or {}).items()
+        if INPUT_SIZE.search(str(key)) and (source == task or key in spec.borrows[source])
+    ]
+
+
 def _limits_text(run: Mapping[str, Any]) -> str:
     return " ".join(f"--{key.replace('_', '-')} {run[key]}" for key in LIMITS if run.get(key))
 
@@ -81,7 +106,7 @@ def _protocols(run: Mapping[str, Any], tasks: list[str]) -> dict[str, str]:
     (resolved as ``posharness run`` resolves it); tasks that train nothing are absent."""
     from posharness.contracts.task import resolve_options
     from posharness.plugins import tasks as task_registry
-    from posharness.run.plan import task_args_for
+    from posharness.study.name_checks import task_args_for
 
     given = {
         str(task): {str(key): str(value) for key, value in dict(options).items()}

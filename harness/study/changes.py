@@ -18,7 +18,6 @@ read the same way, so a rerun of an older folder sees no change (issue 39, part 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Iterable
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from posharness.base.errors import StudyChanged
 from posharness.storage.io import atomic_write_json
 from posharness.study.dag import EVALUATE, PRETRAIN, Stage
-from posharness.study.folder import PLAN_FILE, StudyFolder
+from posharness.study.folder import PLAN_FILE, StudyFolder, portable
 
 
 def changed_stages(stages: Iterable[Stage], folder: StudyFolder) -> list[tuple[Stage, list[str]]]:
@@ -97,16 +96,7 @@ def save_plan(stages: Iterable[Stage], folder: StudyFolder) -> None:
     atomic_write_json(folder.root / PLAN_FILE, plan)
 
 
-def portable_settings(value: Any, base: os.PathLike[str] | str) -> Any:
-    """``value`` with each absolute path written relative to ``base`` (the study file's
-    folder): what ``plan.json`` records, on any machine."""
-    if isinstance(value, str) and os.path.isabs(value):
-        return os.path.relpath(value, base)
-    if isinstance(value, list | tuple):
-        return [portable_settings(item, base) for item in value]
-    if isinstance(value, dict):
-        return {key: portable_settings(item, base) for key, item in value.items()}
-    return value
+portable_settings = portable  # plan.json's form of a stage's settings (folder.portable)
 
 
 def differences(old: Any, new: Any, prefix: str = "") -> list[str]:

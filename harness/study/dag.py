@@ -10,12 +10,12 @@ relative to the study folder, so a study folder moved or copied keeps its stages
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from posharness.storage.hashing import hash_obj
-from posharness.study.folder import StudyFolder
+from posharness.study.folder import StudyFolder, portable
 from posharness.study.name_checks import listed
 from posharness.study.stages import TrainingStage
 from posharness.study.study_file import Study, StudyModel
@@ -36,6 +36,8 @@ class Stage:
     row_label: str = ""  # the model's label in tables (with its seed when it has several)
     spec: str = ""  # the spec the evaluation loads (a checkpoint relative to the study folder)
     evaluate: dict[str, Any] = field(default_factory=dict)  # evaluate()'s keywords
+    step: int | None = None  # a [dynamics] stage: the checkpoint's step (None: final/)
+    checkpoint: Path | None = None  # that checkpoint's folder
 
     @property
     def digest(self) -> str:
@@ -73,19 +75,74 @@ def build_stages(
                         study, run, name, model, seed, row, spec, depends, dropped_tasks
                     )
                 )
+            if study.dynamics is not None and depends and stage is not None:
+                stages += _checkpoint_stages(study, stage, model, seed, depends, dropped_tasks)
     order = {CORPUS: 0, PRETRAIN: 1, EVALUATE: 2}  # every pretraining before any evaluation
     return sorted(stages, key=lambda stage: order[stage.kind])
 
 
-def _relative(value: Any, root: Path) -> Any:
-    """A value with the study folder's absolute paths written relative to it."""
+def _checkpoint_stages(
+    study: Study,
+    stage: TrainingStage,
+    model: StudyModel,
+    seed: int | None,
+    depends: tuple[str, ...],
+    dropped: frozenset[str],
+) -> list[Stage]:
+    """[dynamics]: the chosen [[run]] sections once per saved checkpoint of the run
+    (``evaluate/BERT s0/step300``), each to its own board under ``boards/dynamics/``;
+    the last step is the ``final/`` model the run's own stages evaluate."""
+    from posharness.base.errors import StudyFileError
+
+    assert study.dynamics is not None and seed is not None
+    saved = stage.checkpoint_steps(model.pretrain)
+    steps = study.dynamics.steps or saved
+    if not steps:
+        raise StudyFileError(
+            f"{study.path}: [dynamics]: the step count of {model.label}'s runs is not known "
+            "before they run (a time budget): give steps = N in [pretrain], or the steps to "
+            "read: [dynamics] checkpoints = [300, 600]"
+        )
+    folder = StudyFolder(study.folder)
+    run_folder = folder.pretrain_run(model.label, seed)
+    row = model.row_label(seed)
+    found = []
+    for step in steps:
+        if saved and step == saved[-1]:
+            continue  # final/: the stages above
+        checkpoint = stage.checkpoint(run_folder, step)
+        spec = stage.spec(model.spec, checkpoint.relative_to(study.folder))
+        for index in study.dynamics.runs:
+            several = f"/{index + 1}" if len(study.dynamics.runs) > 1 else ""
+            evaluated = _evaluate_stage(
+                study,
+                study.runs[index],
+                f"{EVALUATE}/{row}/step{step}{several}",
+                model,
+                seed,
+                row,
+                spec,
+                depends,
+                dropped,
+                board=folder.dynamics_board(row, step),
+            )
+            found.append(replace(evaluated, step=step, checkpoint=checkpoint))
+    return found
+
+
+def _relative(value: Any, root: Path, base: Path | None = None) -> Any:
+    """A value with the study folder's absolute paths written ``<study>/…`` and, given
+    ``base`` (the study file's folder), every other absolute path relative to it as the
+    file writes it: settings, and so a stage's digest, name no folder of this machine, and
+    a study folder cloned elsewhere keeps its stages done (issue 46: every committed stage
+    read ``pending`` on a fresh clone)."""
     if isinstance(value, str) and value.startswith(str(root)):
         return "<study>" + value[len(str(root)) :]
     if isinstance(value, list | tuple):
-        return [_relative(item, root) for item in value]
+        return [_relative(item, root, base) for item in value]
     if isinstance(value, dict):
-        return {key: _relative(item, root) for key, item in value.items()}
-    return value
+        return {key: _relative(item, root, base) for key, item in value.items()}
+    return portable(value, base) if base is not None else value
 
 
 def _corpus_stage(
@@ -104,7 +161,7 @@ def _corpus_stage(
         where = folder.corpus if index == 0 else folder.corpus.with_name(f"corpus{index}")
         if index:
             commands, added = stage.corpus_commands(model.pretrain, where)
-        settings = {"commands": _relative(commands, study.folder)}
+        settings = {"commands": _relative(commands, study.folder, study.base)}
         corpus = Stage(
             id=CORPUS if index == 0 else f"{CORPUS}{index}",
             kind=CORPUS,
@@ -137,7 +194,7 @@ def _pretrain_stage(
     return Stage(
         id=f"{PRETRAIN}/{model.label}/seed{seed}",
         kind=PRETRAIN,
-        settings={"values": _relative(values, study.folder)},
+        settings={"values": _relative(values, study.folder, study.base)},
         depends=(corpus.id,),
         commands=(tuple(argv),),
         run_folder=run_folder,
@@ -157,6 +214,7 @@ def _evaluate_stage(
     spec: str,
     depends: tuple[str, ...],
     dropped: frozenset[str],
+    board: Path | None = None,
 ) -> Stage:
     folder = StudyFolder(study.folder)
     run = dict(run)
@@ -171,9 +229,9 @@ def _evaluate_stage(
         **run,
         "models": [spec],
         "output_dir": folder.results,
-        "leaderboard": folder.board(row),
+        "leaderboard": board or folder.board(row),
     }
-    settings = _evaluation_settings(spec, run, study.folder)
+    settings = _evaluation_settings(spec, run, study.folder, study.base)
     from posharness.study.plugins import plugin_code
 
     code = plugin_code([spec], tasks)
@@ -200,10 +258,12 @@ EXECUTION_ONLY = frozenset(
 )  # fmt: skip
 
 
-def _evaluation_settings(spec: str, run: dict[str, Any], root: Path) -> dict[str, Any]:
+def _evaluation_settings(
+    spec: str, run: dict[str, Any], root: Path, base: Path | None = None
+) -> dict[str, Any]:
     """Per task: its options; then the options common to every cell. Laid out so that a
     task, mode or seed added to the file changes no finished task's entry."""
-    from posharness.run.plan import task_args_for
+    from posharness.study.name_checks import task_args_for
 
     given = run.get("task_args") or {}
     common = {
@@ -212,9 +272,9 @@ def _evaluation_settings(spec: str, run: dict[str, Any], root: Path) -> dict[str
         if key not in EXECUTION_ONLY and key not in ("tasks", "modes", "seeds", "task_args")
     }
     return {
-        "spec": _relative(spec, root),
-        "run": _relative(common, root),
-        "tasks": {task: _relative(task_args_for(task, given), root) for task in run["tasks"]},
+        "spec": _relative(spec, root, base),
+        "run": _relative(common, root, base),
+        "tasks": {task: _relative(task_args_for(task, given), root, base) for task in run["tasks"]},
         "modes": list(run.get("modes", ["both"])),
         "seeds": run.get("seeds", [0]),
     }

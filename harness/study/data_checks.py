@@ -43,8 +43,9 @@ def _run_problems(where: Locator, index: int, config: Any) -> dict[str, list[str
     with the option errors raised instead of collected."""
     from posharness.contracts.task import ReadsData, resolve_options
     from posharness.plugins import tasks as task_registry
-    from posharness.run.plan import check_task_arg_targets, task_args_for
+    from posharness.run.plan import check_task_arg_targets
     from posharness.run.task_checks import defaults_fail_too
+    from posharness.study.name_checks import task_args_for
 
     names = task_registry.expand(config.tasks)
     check_task_arg_targets(config.task_args, names)

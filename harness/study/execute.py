@@ -47,13 +47,32 @@ class Outcome:
 
 def is_done(stage: Stage, folder: StudyFolder, training: TrainingStage | None) -> bool:
     record = folder.record(stage.id)
-    if record is None or record.get("status") != "done" or record.get("settings") != stage.digest:
+    if record is None or record.get("status") != "done" or not same_settings(stage, folder):
         return False
     if stage.kind == PRETRAIN and training is not None and stage.run_folder is not None:
         return training.finished(stage.run_folder) is not None
     if stage.kind == EVALUATE:
         return stage.evaluate["leaderboard"].is_file()
     return True
+
+
+def same_settings(stage: Stage, folder: StudyFolder) -> bool:
+    """Whether the stage's record was written with the settings it has now: its digest,
+    or, for a record written before digests were taken over portable settings (the
+    committed cpu-hour study's, whose digests hold the paths of the machine that ran it),
+    the settings ``plan.json`` kept for it, which a run rewrites only after refusing or
+    discarding a changed stage (``changes.refuse_or_discard``)."""
+    record = folder.record(stage.id) or {}
+    if record.get("settings") == stage.digest:
+        return True
+    planned = folder.planned(stage.id)
+    return planned is not None and _plain(planned) == _plain(stage.settings)
+
+
+def _plain(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
 def run_stages(
@@ -103,6 +122,12 @@ def run_one(
     """One stage, to the end; None when it finished, else its one-line error."""
     if stage.kind in (CORPUS, PRETRAIN):
         return run_commands(stage.commands, folder.root, folder.log(stage.id))
+    if stage.checkpoint is not None and not stage.checkpoint.is_dir():
+        where = stage.checkpoint.relative_to(folder.root)
+        return (
+            f"checkpoint {where} is missing (not saved, or deleted since): the run's other "
+            "checkpoints are evaluated; retrain the run to read this one"
+        )
     return _evaluate(stage, say)
 
 
@@ -129,10 +154,11 @@ def run_commands(
 def study_relative(argv: Sequence[str], root: Path) -> list[str]:
     """``argv`` with each absolute path written relative to the study folder ``root``.
 
-    A path inside the folder becomes its path from there. One outside it goes through
-    the real (symlink-free) paths of both, since the kernel resolves ``..`` from the
-    folder's real location: a ``..`` taken lexically from a folder reached through a
-    symlink would lead elsewhere.
+    A path inside the folder becomes its path from there. One outside it is written as
+    the study file names it, lexically (``../data`` through a symlinked ``data`` stays
+    ``../data``, issue 47 part 9), where that reaches the same file from the folder; only
+    where it does not (the study folder itself reached through a symlink, whose ``..``
+    the kernel takes from its real location) does it go through the real paths of both.
     """
     root = Path(root).absolute()
     written = []
@@ -142,7 +168,10 @@ def study_relative(argv: Sequence[str], root: Path) -> list[str]:
         elif Path(arg).is_relative_to(root):
             written.append(os.path.relpath(arg, root))
         else:
-            written.append(os.path.relpath(os.path.realpath(arg), os.path.realpath(root)))
+            as_written = os.path.relpath(arg, root)
+            real = os.path.realpath(arg)
+            same = os.path.realpath(os.path.join(os.path.realpath(root), as_written)) == real
+            written.append(as_written if same else os.path.relpath(real, os.path.realpath(root)))
     return written
 
 
@@ -211,7 +240,15 @@ def _evaluate(stage: Stage, say: Say) -> str | None:
         return None  # every task of the study lacks data here (allow_missing)
     try:
         with _inside(stage.evaluate["output_dir"].parent):
-            evaluate(**stage.evaluate, reporter=_CellLines(say))
+            outcome = evaluate(**stage.evaluate, reporter=_CellLines(say))
     except PosharnessError as exc:
         return str(exc).splitlines()[0] if "\n" in str(exc) else str(exc)
+    superseded = outcome.merged.superseded if outcome.merged is not None else ()
+    if superseded:  # docs/studies.md: a plugin edited, its cells recomputed (issue 47, 10)
+        board = stage.evaluate["leaderboard"]
+        say(
+            f"  {board.parent.name}/{board.name}: {len(superseded)} earlier row(s) dropped, "
+            f"superseded by this stage's cells (their result files now hold the new cells): "
+            f"{'; '.join(superseded)}"
+        )
     return None

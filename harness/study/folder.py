@@ -30,6 +30,12 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-") or "x"
 
 
+def board_name(label: str) -> str:
+    """A board's file name for a row label: its slug with each ``*`` spelt ``-star``, so
+    a starred label (Chen et al.'s BERT-A*) stays apart from the unstarred one."""
+    return re.sub(r"-{2,}", "-", slug(label.replace("*", "-star-")))
+
+
 @dataclass(frozen=True)
 class StudyFolder:
     root: Path
@@ -50,7 +56,16 @@ class StudyFolder:
         return self.root / "boards"
 
     def board(self, row_label: str) -> Path:
-        return self.boards / f"{slug(row_label)}.json"
+        """``boards/<label>.json``, the label's ``*`` written ``-star`` (``BERT-A*`` is
+        ``BERT-A-star-s0.json``, not ``BERT-A-s0.json`` beside BERT's own boards); a
+        folder written before keeps its board under the old name, read as it is."""
+        named = self.boards / f"{board_name(row_label)}.json"
+        legacy = self.boards / f"{slug(row_label)}.json"
+        return legacy if legacy != named and legacy.is_file() and not named.is_file() else named
+
+    def dynamics_board(self, row_label: str, step: int) -> Path:
+        """The board of one checkpoint's evaluation ([dynamics]): one per run and step."""
+        return self.boards / "dynamics" / f"{board_name(row_label)}-step{step}.json"
 
     @property
     def tables(self) -> Path:
@@ -100,6 +115,15 @@ class StudyFolder:
              "at": _now()},
         )  # fmt: skip
 
+    def planned(self, stage_id: str) -> Any:
+        """The settings ``plan.json`` holds for a stage (paths relative to the study
+        file's folder), or None."""
+        try:
+            plan = json.loads((self.root / PLAN_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return plan.get(stage_id) if isinstance(plan, dict) else None
+
     def forget(self, stage_id: str) -> None:
         self.record_path(stage_id).unlink(missing_ok=True)
 
@@ -125,6 +149,20 @@ class StudyFolder:
         except (OSError, ValueError, KeyError):
             return self.root
         return (self.root / relative).resolve()
+
+
+def portable(value: Any, base: os.PathLike[str] | str) -> Any:
+    """``value`` with each absolute path written relative to ``base`` (the study file's
+    folder), lexically: a path the file gives as ``../data/x`` reads ``../data/x`` again,
+    never its target through a symlink. What ``plan.json`` records and what a stage's
+    digest is taken over, so a study folder keeps its stages done on any machine."""
+    if isinstance(value, str) and os.path.isabs(value):
+        return os.path.relpath(value, base)
+    if isinstance(value, list | tuple):
+        return [portable(item, base) for item in value]
+    if isinstance(value, dict):
+        return {key: portable(item, base) for key, item in value.items()}
+    return value
 
 
 def _now() -> str:

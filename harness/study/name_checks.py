@@ -43,6 +43,17 @@ def check_run(where: Locator, index: int, run: Mapping[str, Any], hint: str = ""
     _task_options(where, index, run.get("task_args") or {}, tasks)
 
 
+def task_args_for(task: Any, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """A task's ``--task-arg`` values as ``posharness run`` reads them (its group's, the
+    task it borrows from, its own): ``run.task_checks.task_args_for``, found where this
+    version of the run package keeps it."""
+    try:
+        from posharness.run.task_checks import task_args_for as found
+    except ImportError:  # before it moved out of the planner
+        from posharness.run.plan import task_args_for as found  # type: ignore[attr-defined,no-redef]
+    return found(task, given)
+
+
 def listed(values: Any) -> list[str]:
     """A study file's list or comma-separated string (``modes = "both,positional"``) as names."""
     values = [values] if isinstance(values, str) else list(values)

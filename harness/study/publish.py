@@ -12,9 +12,11 @@ from posharness.storage.hashing import hash_file
 from posharness.storage.io import atomic_write_json, atomic_write_text
 from posharness.study.captions import caption_note
 from posharness.study.dag import EVALUATE, Stage
+from posharness.study.dynamics import compute_dynamics
 from posharness.study.folder import STUDY_COPY, StudyFolder
 from posharness.study.name_checks import listed
-from posharness.study.render import draw_scatter, to_latex, to_markdown
+from posharness.study.render import draw_dynamics, draw_scatter, to_latex, to_markdown
+from posharness.study.stages import TrainingStage
 from posharness.study.study_file import Study
 from posharness.study.table_registry import study_table
 from posharness.study.tables import ComputedTable, ModelRow, compute_table
@@ -23,9 +25,16 @@ MANIFEST = "manifest.json"
 
 
 def publish(
-    study: Study, folder: StudyFolder, stages: list[Stage], missing: dict[str, list[str]]
+    study: Study,
+    folder: StudyFolder,
+    stages: list[Stage],
+    missing: dict[str, list[str]],
+    training: TrainingStage | None = None,
 ) -> list[Path]:
-    """Write tables, report and manifest; the paths written, for the user."""
+    """Write tables, report and manifest; the paths written, for the user. ``training``
+    reads a dynamics table's token counts and losses from the runs' logs."""
+    every = stages
+    stages = [s for s in stages if s.step is None]  # [dynamics] stages feed dynamics only
     rows = model_rows(study, folder, stages)
     missing = {task: [portable_text(study, p) for p in found] for task, found in missing.items()}
     tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
@@ -34,17 +43,37 @@ def publish(
     for table_id in study.tables:
         spec = study_table(table_id)
         note = caption_note(study, spec, stages)  # this table's cells' limits and protocol
-        computed.append(
-            compute_table(
-                spec, rows, missing, note, tasks | frozenset(missing), modes, _task_modes(stages)
-            )
+        if spec.kind == "dynamics":
+            lengths = set(_probe_lengths(spec, stages).values())
+            flat = spec.probe.flat(min(lengths)) if spec.probe and len(lengths) == 1 else None
+            computed.append(compute_dynamics(spec, every, training, folder, note, flat))
+            continue
+        table = compute_table(
+            spec, rows, missing, note, tasks | frozenset(missing), modes, _task_modes(stages)
         )
+        table.probe_lengths = _probe_lengths(spec, stages)
+        computed.append(table)
     written = write_tables(computed, folder)
     boards = [row.board for row in rows if row.board.is_file()]
     if boards:
         written.append(_report(study, folder, boards, computed))
     written.append(write_manifest(folder))
     return written
+
+
+def _probe_lengths(spec: Any, stages: list[Stage]) -> dict[str, int]:
+    """Each row's probe length for a scatter whose x value depends on it: the option its
+    evaluation stage gave the probe task, else the task's default."""
+    if spec.probe is None:
+        return {}
+    from posharness.study.name_checks import task_args_for
+
+    probe, lengths = spec.probe, {}
+    for stage in stages:
+        if stage.kind == EVALUATE and probe.task in stage.evaluate["tasks"]:
+            given = task_args_for(probe.task, stage.evaluate.get("task_args") or {})
+            lengths[stage.row_label] = int(given.get(probe.option, probe.default))
+    return lengths
 
 
 def _task_modes(stages: list[Stage]) -> frozenset[tuple[str, str]]:
@@ -78,7 +107,10 @@ def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[M
         if s.kind == EVALUATE and s.row_label not in rows:
             baseline = s.model is not None and s.model.label in baselines
             modes = declared_modes(s.model.spec) if s.model is not None else None
-            rows[s.row_label] = ModelRow(s.row_label, folder.board(s.row_label), baseline, modes)
+            pe = s.model.label if s.model is not None and s.seed is not None else ""
+            rows[s.row_label] = ModelRow(
+                s.row_label, folder.board(s.row_label), baseline, modes, pe, s.seed
+            )
     return list(rows.values())
 
 
@@ -96,6 +128,8 @@ def write_tables(computed: list[ComputedTable], folder: StudyFolder) -> list[Pat
         written += [table_file(folder, table, ".md"), table_file(folder, table, ".tex")]
         if table.spec.kind == "scatter":
             written.append(draw_scatter(table, table_file(folder, table, ".png")))
+        if table.spec.kind == "dynamics":
+            written.append(draw_dynamics(table, table_file(folder, table, ".png")))
         index += [markdown, ""]
     if computed:
         atomic_write_text(folder.tables / "README.md", "\n".join(index))
@@ -120,7 +154,7 @@ def _report(
                 rows=tuple(_cells(row) for row in table.rows),
                 published=tuple(row.published for row in table.rows),
                 notes=tuple(table.notes),
-                tests=tuple(line.cells() for line in table.tests),
+                tests=tuple(line.cells() for line in [*table.pe_tests, *table.tests]),
                 files=(
                     ("LaTeX", table_file(folder, table, ".tex")),
                     ("Markdown", table_file(folder, table, ".md")),
@@ -128,8 +162,15 @@ def _report(
                 figure=figure if figure.is_file() else None,
             )
         )
+    # results/ holds the cells the boards name (``results/results/<model>/…``, not beneath
+    # boards/): without it the report found "0 of 19" result files and drew no heatmaps
     outcome = build_report(
-        boards, folder.report, overwrite=True, paper_tables=tables, title=f"study {study.name}"
+        boards,
+        folder.report,
+        results=[folder.results] if folder.results.is_dir() else None,
+        overwrite=True,
+        paper_tables=tables,
+        title=f"study {study.name}",
     )
     return outcome.entry
 
@@ -149,6 +190,7 @@ def write_manifest(folder: StudyFolder) -> Path:
                 "results/**/*",
                 "pretrain/*/loss_log.json", "pretrain/*/final/README.md",
                 "pretrain/*/final/pretraining.json", "pretrain/*/final/config.json",
+                "boards/dynamics/*",
                 "tables/*"]  # fmt: skip
     files = sorted({p for pattern in patterns for p in root.glob(pattern) if p.is_file()})
     entries = {str(p.relative_to(root)): hash_file(p) for p in files if not p.name.startswith(".")}

@@ -51,6 +51,14 @@ class TrainingStage:
     # run folder → (tokens trained, seconds it took), where the run has trained some: the
     # speed the plan's time estimate rests on
     measured: Callable[[Path], tuple[int, float] | None] = lambda folder: None
+    # a run's values → the steps it saves a checkpoint at, its last step included (empty:
+    # unknown before it runs): the checkpoints a study's [dynamics] evaluates
+    checkpoint_steps: Callable[[Mapping[str, Any]], tuple[int, ...]] = lambda values: ()
+    # (run folder, step) → its checkpoint's folder (``checkpoint-300``)
+    checkpoint: Callable[[Path, int], Path] = lambda folder, step: folder / f"checkpoint-{step}"
+    # run folder → {step: (tokens seen, training loss logged at that step)}, read from the
+    # run's own log (kept in a study folder without its weights)
+    trajectory: Callable[[Path], Mapping[int, tuple[int, float | None]]] = lambda folder: {}
 
     def arguments(self, values: Mapping[str, Any]) -> list[str]:
         """A command line from option values, each written with its documented flag."""

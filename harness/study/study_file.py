@@ -9,6 +9,7 @@ matches for a misspelt one (docs/studies.md has the format).
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -24,7 +25,8 @@ from posharness.study.name_checks import check_run, check_tables
 from posharness.study.plugins import StudyPlugins, load_study_plugins
 from posharness.study.stages import TrainingStage
 
-SECTIONS = ("study", "model", "pretrain", "run", "resources")
+SECTIONS = ("study", "model", "pretrain", "run", "resources", "dynamics")
+DYNAMICS_KEYS = ("checkpoints", "runs")
 STUDY_KEYS = (
     "name", "output", "tables", "baselines", "allow_missing", "description", "notes", "include"
 )  # fmt: skip
@@ -54,6 +56,15 @@ class StudyModel:
 
 
 @dataclass(frozen=True)
+class Dynamics:
+    """``[dynamics]``: every saved checkpoint of each pretraining run evaluated too, so a
+    table can read a metric against tokens seen (issue 46, part 2)."""
+
+    runs: tuple[int, ...] = (0,)  # the [[run]] sections (0-based) scored at each checkpoint
+    steps: tuple[int, ...] | None = None  # None: every checkpoint the run saves
+
+
+@dataclass(frozen=True)
 class Study:
     path: Path  # the study file
     text: str  # its text, as read
@@ -70,6 +81,10 @@ class Study:
     # the plugins loaded for it ([study] include and the folder's plugins.json): what
     # changed since the last run, and recorded plugins that are gone (study.plugins)
     plugins: StudyPlugins = StudyPlugins()
+    # the folder the file's relative paths are read from (the study file's, absolute but
+    # not resolved through symlinks: paths are kept as the file writes them, issue 47 part 9)
+    base: Path = Path(".")
+    dynamics: Dynamics | None = None  # [dynamics], where the file has one
 
     @property
     def run(self) -> Mapping[str, Any]:
@@ -104,7 +119,7 @@ def read_study(
     _check_keys(where, "", document, SECTIONS)
     head = _table(where, document, "study")
     _check_keys(where, "study", head, STUDY_KEYS)
-    base = base or path.parent
+    base = Path(os.path.abspath(base or path.parent))
     folder = folder or (base / str(head.get("output") or path.stem)).resolve()
     # plugins first: the names checked below may be theirs
     plugins = _plugins(where, head.get("include", []), base, folder)
@@ -114,7 +129,7 @@ def read_study(
     check_tables(where, tables)
     runs = _runs(where, document.get("run"), base, plugins.hint())
     pretrain = _pretrain_values(where, _table(where, document, "pretrain"), stage, base)
-    models = _models(where, document.get("model"), stage, pretrain, plugins.hint())
+    models = _models(where, document.get("model"), stage, pretrain, base, plugins.hint())
     labels = [m.label for m in models]
     baselines = tuple(_names(where, "study", "baselines", head.get("baselines", labels[:1])))
     for label in baselines:
@@ -122,6 +137,7 @@ def read_study(
             raise where.error("study", "baselines", f"{label!r} is not a model label", labels)
     resources = _table(where, document, "resources")
     _check_keys(where, "resources", resources, RESOURCE_KEYS)
+    dynamics = _dynamics(where, document, len(runs), models)
     return Study(
         path=path,
         text=text,
@@ -136,7 +152,47 @@ def read_study(
         description=str(head.get("description", "")),
         notes=tuple(str(note) for note in _list(where, "notes", head.get("notes", []))),
         plugins=plugins,
+        base=base,
+        dynamics=dynamics,
     )
+
+
+def _dynamics(
+    where: Locator, document: Mapping[str, Any], runs: int, models: tuple[StudyModel, ...]
+) -> Dynamics | None:
+    """``[dynamics] checkpoints = "all"`` (or a list of steps) and ``runs = [1]`` (the
+    [[run]] sections, counted from 1, that score each checkpoint: the probes, not a
+    fine-tuning per checkpoint)."""
+    if "dynamics" not in document:
+        return None
+    table = _table(where, document, "dynamics")
+    _check_keys(where, "dynamics", table, DYNAMICS_KEYS)
+    given = table.get("checkpoints", "all")
+    if given == "all":
+        steps = None
+    elif isinstance(given, list) and given and all(type(s) is int and s > 0 for s in given):
+        steps = tuple(sorted(set(given)))
+    else:
+        raise where.error(
+            "dynamics", "checkpoints", 'give "all" or a list of steps: checkpoints = [300, 600]'
+        )
+    chosen = table.get("runs", [1])
+    chosen = [chosen] if type(chosen) is int else chosen
+    if not isinstance(chosen, list) or not all(type(r) is int and 1 <= r <= runs for r in chosen):
+        raise where.error(
+            "dynamics", "runs", f"give [[run]] sections by number, 1 to {runs}: runs = [1]"
+        )
+    for model in models:
+        if model.pretrained_here and model.pretrain.get("keep_checkpoints"):
+            raise where.error(
+                "pretrain",
+                "keep_checkpoints",
+                f"{model.label}: [dynamics] evaluates every saved checkpoint; keep_checkpoints "
+                "deletes all but the newest: remove it",
+            )
+    if not any(model.pretrained_here for model in models):
+        raise where.error("", "dynamics", "no model is pretrained here: no checkpoints to read")
+    return Dynamics(tuple(sorted({r - 1 for r in chosen})), steps)
 
 
 def _plugins(where: Locator, given: Any, base: Path, folder: Path) -> StudyPlugins:
@@ -237,17 +293,20 @@ def _files_resolved(options: dict[str, Any], base: Path) -> dict[str, Any]:
             resolved[key] = _files_resolved(value, base)
         elif isinstance(value, str) and value and not Path(value).is_absolute():
             found = base / value
-            resolved[key] = str(found.resolve()) if found.exists() else value
+            resolved[key] = str(found) if found.exists() else value
         else:
             resolved[key] = value
     return resolved
 
 
 def _path(text: str, base: Path) -> str:
-    """A path relative to the study file's folder (a hub name ``hf:…`` is kept)."""
+    """A path relative to the study file's folder (a hub name ``hf:…`` is kept), joined to
+    that folder as written: not resolved through symlinks, so what ``plan.json`` and the
+    logs record is the path the file names (issue 47, part 9), and the kernel follows a
+    symlinked data folder when the path is used."""
     if text.startswith("hf:") or Path(text).is_absolute():
         return text
-    return str((base / text).resolve())
+    return str(base / text)
 
 
 def _models(
@@ -255,6 +314,7 @@ def _models(
     entries: Any,
     stage: TrainingStage | None,
     pretrain: Mapping[str, Any],
+    base: Path,
     hint: str = "",
 ) -> tuple[StudyModel, ...]:
     if not isinstance(entries, list) or not entries:
@@ -275,7 +335,7 @@ def _models(
         if seeds and not trainable:
             raise where.error("model", "seeds", f"{spec} is not pretrained here: remove seeds")
         here = bool(seeds)  # seeds = [] uses a trainable name as it is (random weights)
-        overrides = _pretrain_values(where, dict(entry.get("pretrain", {})), stage, Path("."))
+        overrides = _pretrain_values(where, dict(entry.get("pretrain", {})), stage, base)
         label = str(entry.get("label") or spec)
         if slug(label) in seen:  # boards and run folders are named by the label's slug
             raise where.error(

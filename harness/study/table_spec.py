@@ -9,7 +9,7 @@ A family declares tables (the papers' Table 1, Table 3 …) through the entry po
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 PUBLISHED_MARK = "published, BERT-base scale"
@@ -27,6 +27,10 @@ class StudyColumn:
     mode: str | None = None  # read in this mode whatever the row's (Table A3's per-mode columns)
     in_average: bool = True  # part of the table's average column, where it has one
     needs: str = ""  # how a run records the metric, said when a cell reads n/a without it
+    # where the value comes from: the study's boards, or (a dynamics table's MLM loss) the
+    # pretraining run's loss log at the checkpoint's step
+    source: str = "board"
+    flat: bool = False  # a dynamics table draws the probe's flat-map value on this column
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,19 @@ class PublishedSource:
 
 
 @dataclass(frozen=True)
+class ProbeAxis:
+    """A scatter whose x value depends on the probe's length (locality: a uniform map's
+    falls as 1/L): where each point's length is read and the flat map's value there, so
+    points of different lengths are drawn in their own panels, each with its baseline."""
+
+    task: str  # the task whose option sets the length (``locality_symmetry``)
+    option: str  # that option (``length``)
+    default: int  # its default, for a study that left it unset
+    published: int  # the length the published points were read at
+    flat: Callable[[int], float]  # the x column's value for a uniform map, column's unit
+
+
+@dataclass(frozen=True)
 class StudyTable:
     """A table whose rows are models (and, where ``modes`` lists several, their modes)."""
 
@@ -64,8 +81,12 @@ class StudyTable:
     average: str | None = None  # the label of a mean-over-columns column, or None
     digits: int = 1
     caption: str = ""  # what the table shows and how our protocol differs from the paper's
-    kind: str = "table"  # "table", or "scatter" (columns[0] on x, columns[1] on y: Fig. 2)
+    # "table"; "scatter" (columns[0] on x, columns[1] on y: Fig. 2); "dynamics" (rows are
+    # (PE, tokens seen) over every saved checkpoint of its runs, seeds aggregated: the
+    # study's [dynamics] section, docs/studies.md)
+    kind: str = "table"
     substitutes: Mapping[str, str] = field(default_factory=dict)  # column key → substitute data
+    probe: ProbeAxis | None = None  # a scatter's probe length and flat-map baseline
 
     @property
     def tasks(self) -> tuple[str, ...]:

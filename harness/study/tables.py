@@ -42,6 +42,8 @@ class ModelRow:
     board: Path
     baseline: bool = False
     modes: frozenset[str] | None = None  # the modes the model offers (None: unknown)
+    pe: str = ""  # the study model's label, where this row is one of its pretraining seeds
+    seed: int | None = None
 
 
 @dataclass
@@ -63,6 +65,7 @@ class TableRow:
     cells: list[Cell]
     published: bool = False
     note: str = ""
+    seeds: int = 0  # a PE's row: the mean over this many pretraining seeds' rows
 
 
 @dataclass
@@ -106,6 +109,11 @@ class ComputedTable:
     caption: str
     notes: list[str] = field(default_factory=list)
     tests: list[TestLine] = field(default_factory=list)
+    pe_tests: list[Any] = field(default_factory=list)  # seed_level.PELine: PE against PE
+    # a scatter with a probe axis: each of our rows' probe length (row label → tokens)
+    probe_lengths: dict[str, int] = field(default_factory=dict)
+    # a dynamics table: per column label, its curves (dynamics.Series), for the figure
+    series: dict[str, Any] = field(default_factory=dict)
 
 
 def compute_table(
@@ -148,6 +156,7 @@ def compute_table(
             rows.append(TableRow(model.label, mode, cells + _average(spec, cells)))
     tests = _tests(spec, models, boards, rows)
     _mark(rows, tests, spec)
+    rows, pe_tests, pe_notes = _pe_rows(spec, models, rows)
     for row in spec.published:
         cells = [_published(row.values.get(c.key), spec) for c in spec.columns]
         if spec.average:
@@ -158,9 +167,12 @@ def compute_table(
     tested = sum(line.comparison.test is not None for line in tests)
     if tested:
         notes.append(
-            "▲/▼: above/below the baseline in a paired test of the printed statistic, "
-            f"Holm-adjusted over this table's {tested} tests, p < {ALPHA}"
+            "▲/▼ on a model's row: within one model: above/below a baseline model in a "
+            "paired test of the printed statistic over that model's examples (probe words, "
+            f"test pairs), Holm-adjusted over this table's {tested} within-model tests, "
+            f"p < {ALPHA}; it is a claim about these two trained models, not their PEs"
         )
+    notes.extend(pe_notes)
     flagged = {
         f"{FLAG_MARK} {row.label} ({row.mode}), {column.task}: {cell.flags[0]}": None
         for row in rows
@@ -180,7 +192,92 @@ def compute_table(
         else ""
     )
     caption = " ".join(part for part in (spec.caption, scale_note, published) if part)
-    return ComputedTable(spec, header, rows, caption, notes, tests)
+    return ComputedTable(spec, header, rows, caption, notes, tests, pe_tests)
+
+
+def _pe_rows(
+    spec: StudyTable, models: list[ModelRow], rows: list[TableRow]
+) -> tuple[list[TableRow], list[Any], list[str]]:
+    """The rows with a "PE (mean of N seeds)" row after each PE's seed rows, the PE-level
+    tests against each baseline PE over the seeds, and the table's notes on them."""
+    from statistics import mean
+
+    from posharness.study.seed_level import MIN_SEEDS, PELine, adjust_lines, pe_test
+
+    seeds: dict[str, list[str]] = {}
+    for model in models:
+        if model.pe and model.seed is not None:
+            seeds.setdefault(model.pe, []).append(model.label)
+    if not seeds:
+        return rows, [], []
+    width = len(spec.columns)
+    values: dict[tuple[str, str, int], dict[str, float]] = {}
+    out: list[TableRow] = []
+    for row in rows:
+        out.append(row)
+        pe = next((p for p, labels in seeds.items() if row.label in labels), None)
+        if pe is None:
+            continue
+        for index, cell in enumerate(row.cells[:width]):
+            if cell.value is not None:
+                values.setdefault((pe, row.mode, index), {})[row.label] = cell.value
+        last = [r for r in rows if r.label == seeds[pe][-1] and r.mode == row.mode]
+        if len(seeds[pe]) > 1 and last and last[0] is row:
+            mine = [r for r in rows if r.label in seeds[pe] and r.mode == row.mode]
+            cells = []
+            for index in range(len(row.cells)):
+                known = [r.cells[index].value for r in mine if r.cells[index].value is not None]
+                if not known:
+                    cells.append(Cell(row.cells[index].text))
+                elif len(known) < len(mine):
+                    cells.append(Cell(f"{mean(known):.{spec.digits}f} ({len(known)} seeds)"))
+                else:
+                    cells.append(Cell(f"{mean(known):.{spec.digits}f}", mean(known)))
+            label = f"{pe} (mean of {len(mine)} seeds)"
+            out.append(TableRow(label, row.mode, cells, seeds=len(mine)))
+    baselines = {m.pe for m in models if m.baseline and m.pe}
+    lines: list[PELine] = []
+    seen: set[tuple[str, str, int, str]] = set()
+    for baseline in sorted(baselines):
+        for pe in (p for p in seeds if p != baseline):
+            for (who, mode, index), b in values.items():
+                column = spec.columns[index]
+                key = (pe, baseline, index, column.mode or mode)
+                a = values.get((baseline, mode, index))
+                if who != pe or a is None or key in seen:
+                    continue
+                seen.add(key)
+                delta = mean(b.values()) - mean(a.values())
+                test, reason = pe_test(a, b, delta)
+                lines.append(PELine(pe, mode, column.label, baseline, delta, test, reason))
+    adjust_lines(lines)
+    tested = [line for line in lines if line.test is not None]
+    for line in tested:
+        if line.test.p_adjusted is None or line.test.p_adjusted >= ALPHA:
+            continue
+        index = [c.label for c in spec.columns].index(line.column)
+        for row in out:
+            mine = row.seeds and row.label.startswith(f"{line.pe} (") and row.mode == line.mode
+            if mine and row.cells[index].value is not None:
+                row.cells[index].mark = "▲" if line.delta > 0 else "▼"
+    counts = ", ".join(f"{pe} {len(labels)}" for pe, labels in seeds.items())
+    notes = [
+        f"a PE's '(mean of N seeds)' row: the mean over its pretraining seeds' rows above "
+        f"it, each seed's value in its own row ({counts} seeds)"
+    ]
+    if tested:
+        notes.append(
+            f"▲/▼ on a PE's mean row: PE against baseline PE over pretraining seeds (each "
+            f"seed one value), Holm-adjusted over this table's {len(tested)} PE-level tests, "
+            f"p < {ALPHA}; fewer than {MIN_SEEDS} seeds a side: no test, reason listed"
+        )
+    elif lines:
+        notes.append(
+            f"no ▲/▼ between PEs: a PE-level test needs at least {MIN_SEEDS} pretraining "
+            f"seeds a side ({counts}); the ▲/▼ shown are within one model"
+        )
+        lines = []
+    return out, lines, notes
 
 
 def _undefined_notes(spec: StudyTable, rows: list[TableRow]) -> list[str]:

@@ -20,7 +20,7 @@ from posharness.base.errors import OutputError, PlanProblems, StagesFailed
 from posharness.storage.io import atomic_write_json, claimed
 from posharness.study.changes import refuse_or_discard, save_plan
 from posharness.study.dag import Stage, build_stages
-from posharness.study.execute import Outcome, is_done, run_stages
+from posharness.study.execute import Outcome, is_done, run_stages, same_settings
 from posharness.study.folder import StudyFolder
 from posharness.study.plan_text import plan_lines
 from posharness.study.stages import training_stage
@@ -37,11 +37,17 @@ class Planned:
     missing: dict[str, list[str]]  # task → its data problems (dropped with allow_missing)
 
 
-def plan_study(path: Path, allow_missing: bool | None = None) -> Planned:
-    """The study and its stages, every input checked; nothing is run or written."""
+def plan_study(path: Path, allow_missing: bool | None = None, check_data: bool = True) -> Planned:
+    """The study and its stages, every input checked; nothing is run or written.
+    ``check_data=False`` (``study status``) takes the tasks whose data was missing from
+    the folder's last run instead of reading every task's data again (seconds of torch
+    and dataset loading for a table of records)."""
     training = training_stage()
     study = read_study(path, training)
     allow = study.allow_missing if allow_missing is None else allow_missing
+    if not check_data:
+        missing = read_missing(StudyFolder(study.folder))
+        return Planned(study, build_stages(study, training, frozenset(missing)), missing)
     missing = missing_data(study)
     if missing and not allow:
         problems = [f"{task}: {problem}" for task, found in missing.items() for problem in found]
@@ -96,7 +102,7 @@ def run_study(
                 ray.close()
         from posharness.study.publish import publish
 
-        for written in publish(study, folder, stages, planned.missing):
+        for written in publish(study, folder, stages, planned.missing, training):
             say(f"wrote {written}")
     if outcome.failed:
         raise StagesFailed([f"{sid}: {error}" for sid, error in outcome.failed.items()])
@@ -125,7 +131,7 @@ def _ray_stages(study: Study) -> Any:
 def study_status(path: Path) -> list[tuple[str, str, str]]:
     """(stage, state, detail) per stage: done, running, failed (with its error), pending
     (with progress where a stage has some)."""
-    planned = plan_study(path, allow_missing=True)
+    planned = plan_study(path, allow_missing=True, check_data=False)
     folder = StudyFolder(planned.study.folder)
     training = training_stage()
     running = set(folder.running()) if _locked(folder) else set()
@@ -135,8 +141,8 @@ def study_status(path: Path) -> list[tuple[str, str, str]]:
         if stage.id in running:
             state, detail = "running", _progress(stage, training)
         elif is_done(stage, folder, training):
-            state, detail = "done", record.get("at", "")
-        elif record.get("status") == "failed" and record.get("settings") == stage.digest:
+            state, detail = "done", record.get("at", "") + _weights_note(stage, training)
+        elif record.get("status") == "failed" and same_settings(stage, folder):
             state, detail = "failed", record.get("error", "")
         else:
             state, detail = "pending", _progress(stage, training)
@@ -144,6 +150,24 @@ def study_status(path: Path) -> list[tuple[str, str, str]]:
     for task, problems in planned.missing.items():
         rows.append((f"data/{task}", "missing", problems[0]))
     return rows
+
+
+WEIGHT_FILES = ("*.safetensors", "*.bin", "*.pt")
+
+
+def _weights_note(stage: Stage, training: Any) -> str:
+    """A finished pretraining run whose weights are not in the folder (a committed study
+    keeps run cards and loss logs, not checkpoints): what that means, said once per run."""
+    if stage.run_folder is None or training is None:
+        return ""
+    final = training.finished(stage.run_folder)
+    if final is None or any(next(final.glob(p), None) for p in WEIGHT_FILES):
+        return ""
+    return (
+        "; weights absent (run card and loss log only): tables and report rebuild from the "
+        "boards, but an evaluation needing this checkpoint fails until it is trained again "
+        f"(remove {stage.run_folder.name}'s final/ and its state record to retrain)"
+    )
 
 
 def _locked(folder: StudyFolder) -> bool:
@@ -190,4 +214,4 @@ def rebuild_report(target: Path) -> list[Path]:
     folder = StudyFolder(study.folder)
     missing = read_missing(folder)
     stages = build_stages(study, training, frozenset(missing))
-    return publish(study, folder, stages, missing)
+    return publish(study, folder, stages, missing, training)

@@ -22,9 +22,11 @@ RESERVED = frozenset({"name", "seed", "out", "plan_only", "prepared_dir"})
 
 
 def _can_pretrain(name: str) -> bool:
-    from posharness.models.zoo.encoder import NAMED_MODELS
+    # the variant registry itself: the encoder package imports transformers (about 15 s
+    # of `study status` on 2 cores) for a membership test
+    from posharness.pe import registry
 
-    return name in NAMED_MODELS
+    return name in registry.pe_variants
 
 
 def _settings(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,6 +116,43 @@ def _measured(run_folder: Path) -> tuple[int, float] | None:
     return (tokens, float(last["seconds"])) if last["seconds"] > 0 else None
 
 
+def _checkpoint_steps(values: Mapping[str, Any]) -> tuple[int, ...]:
+    """The steps a run saves ``checkpoint-<step>`` at (every ``save_every`` and the last,
+    loop.py), or () while its step count is unknown (a time budget)."""
+    settings = _settings(values)
+    steps, every = settings.get("steps"), settings.get("save_every")
+    if not steps or not every:
+        return ()
+    return (*range(every, steps, every), steps)
+
+
+def _trajectory(run_folder: Path) -> dict[int, tuple[int, float | None]]:
+    """{step: (tokens seen, training loss logged at that step)} from the run's loss log,
+    for every logged step and every checkpoint step (``phases.tokens_seen``)."""
+    import json
+
+    from posharness.models.pretrain.log import LOG_NAME
+    from posharness.models.pretrain.phases import phases, tokens_seen
+
+    try:
+        log = json.loads((run_folder / LOG_NAME).read_text())
+        settings = log["settings"]
+        batch = int(log.get("sessions", [{}])[-1].get("global_batch") or settings["batch_size"])
+        plan = phases(
+            settings["steps"],
+            settings["block_size"],
+            settings.get("long_block_size"),
+            settings.get("long_fraction", 0.1),
+        )
+        losses = {int(r["step"]): float(r["loss"]) for r in log["records"]}
+        every = int(settings.get("save_every") or 0)
+        saved = range(every, settings["steps"] + 1, every) if every else ()
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return {}
+    steps = sorted({*losses, *saved, settings["steps"]})
+    return {step: (tokens_seen(plan, step, batch), losses.get(step)) for step in steps}
+
+
 def _spec(name: str, checkpoint: Path) -> str:
     return f"{name}@{checkpoint}"
 
@@ -129,4 +168,6 @@ STAGE = TrainingStage(
     estimate=_estimate,
     spec=_spec,
     measured=_measured,
+    checkpoint_steps=_checkpoint_steps,
+    trajectory=_trajectory,
 )

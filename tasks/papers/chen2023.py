@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from posharness.study.table_spec import StudyColumn, StudyTable
+from posharness.study.table_spec import ProbeAxis, StudyColumn, StudyTable
 from posharness.tasks.papers import published
 
 MODES = ("both", "contextual", "positional")
@@ -168,8 +168,10 @@ def table3() -> StudyTable:
         source=published.source("chen2023", "table3"),
         published=published.rows("chen2023", "table3"),
         caption=(
-            "Symmetry and Locality x100 of the identical-word-probe attention (100 words repeated "
-            "to 128 tokens, averaged over heads and layers). Original: SNLI test accuracy of the "
+            "Symmetry and Locality x100 of the identical-word-probe attention, averaged over "
+            "heads and layers (the paper: 100 words repeated to 128 tokens; ours: the "
+            "locality_symmetry length under 'input sizes', 128 where none is named). "
+            "Original: SNLI test accuracy of the "
             "SNLI classifier; Shuffle-x, Random and Shuffle-SR: Δ = shuffled - original accuracy "
             "on the same pairs, in points (negative = worse); Original (SR): accuracy on the "
             "Shuffle-SR pairs before the swap. The paper's first Original is on its Shuffle-x "
@@ -177,6 +179,14 @@ def table3() -> StudyTable:
             "epochs, lr 2e-5, batch 32)."
         ),
     )
+
+
+def flat_locality(length: int) -> float:
+    """Locality x100 of the uniform ``length`` x ``length`` map (the flat map Chen et al.'s
+    locality is read against; ``length_geometry.flat_values``)."""
+    from posharness.tasks.geometry.length_geometry import flat_values
+
+    return 100.0 * flat_values(length)["locality"]
 
 
 def fig2() -> StudyTable:
@@ -190,11 +200,58 @@ def fig2() -> StudyTable:
         published=published.rows("chen2023", "table3", keys=("locality", "symmetry")),
         modes=MODES,
         kind="scatter",
+        probe=ProbeAxis("locality_symmetry", "length", 128, 128, flat_locality),
         caption=(
             "One point per model and attention mode: locality (x) against symmetry (y), x100, of "
-            "the identical-word-probe attention. Fig. 2 itself plots fixed (sinusoidal, RoPE, "
-            "ALiBi) and learned encodings before and after pre-training without printing numbers; "
-            "the published points are the models of Table 3."
+            "the identical-word-probe attention, one panel per probe length (the published "
+            "points at the paper's 128 tokens), each with the flat map's locality at that "
+            "length drawn (a uniform map's locality falls with the length). Fig. 2 itself "
+            "plots fixed (sinusoidal, RoPE, ALiBi) and learned encodings before and after "
+            "pre-training without printing numbers; the published points are the models of "
+            "Table 3."
+        ),
+    )
+
+
+def dynamics() -> StudyTable:
+    """Locality and symmetry against tokens seen: a study's [dynamics] section evaluates
+    every saved checkpoint (issue 46, part 2). Not a table of the paper, which reads its
+    finished models only; its columns are the paper's metrics (Eq. 6 and 7)."""
+    return StudyTable(
+        id="chen2023.dynamics",
+        title="Locality and symmetry against tokens seen (Chen et al. 2023's metrics)",
+        columns=(
+            StudyColumn(
+                "locality_both",
+                "Locality (both)",
+                "locality_symmetry",
+                "locality",
+                mode="both",
+                flat=True,
+            ),
+            StudyColumn(
+                "symmetry_both", "Symmetry (both)", "locality_symmetry", "symmetry", mode="both"
+            ),
+            StudyColumn(
+                "locality_positional",
+                "Locality (positional)",
+                "locality_symmetry",
+                "locality",
+                mode="positional",
+                flat=True,
+            ),
+            StudyColumn("mlm_loss", "MLM loss", "", "loss", scale=1.0, source="loss_log"),
+        ),  # fmt: skip
+        source=published.source("chen2023", "table3"),
+        modes=MODES,
+        digits=2,
+        probe=ProbeAxis("locality_symmetry", "length", 128, 128, flat_locality),
+        kind="dynamics",
+        caption=(
+            "Each PE's identical-word-probe locality and symmetry x100 (mode both; locality "
+            "also in the positional mode) at every saved checkpoint of its pretraining runs, "
+            "against the tokens the run had seen; MLM loss: the training loss the run logged "
+            "at that step (nats). The last row of each PE is its final model."
         ),
     )
 
@@ -208,8 +265,10 @@ def draft_table2() -> StudyTable:
         published=published.rows("chen2023-draft", "table2"),
         caption=(
             "The final paper's Table 3 with the draft's Shuffle-6 column (phrases of six words "
-            "shuffled). Symmetry and Locality x100 of the identical-word-probe attention (100 "
-            "words repeated to 128 tokens, averaged over heads and layers). Original: SNLI "
+            "shuffled). Symmetry and Locality x100 of the identical-word-probe attention, "
+            "averaged over heads and layers (the paper: 100 words repeated to 128 tokens; "
+            "ours: the locality_symmetry length under 'input sizes', 128 where none is "
+            "named). Original: SNLI "
             "test accuracy of the SNLI classifier; Shuffle-x, Random and Shuffle-SR: Δ = "
             "shuffled - original accuracy on the same pairs, in points (negative = worse); "
             "Original (SR): accuracy on the Shuffle-SR pairs before the swap. The paper's "
@@ -278,4 +337,5 @@ def tables() -> tuple[StudyTable, ...]:
         draft_table2(),
         draft_table3(),
         draft_table7(),
+        dynamics(),
     )
