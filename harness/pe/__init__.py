@@ -23,7 +23,9 @@ The kind (here a logit term from positions) decides the mode split and its exact
 the card's parameter count is measured from the module; ``posharness check-pe NAME``
 verifies the split numerically, and each property the scheme claims of its term
 (``register_pe(..., claims=("content-free", "translation-invariant"))``, names in
-``CLAIMS``). Every built-in scheme is declared the same way
+``CLAIMS``, each also as its negation, ``not-symmetric``). A scheme of several kinds is a
+``Combination`` of registered schemes, each applied where its kind belongs
+(``posharness.pe.combination``). Every built-in scheme is declared the same way
 (``posharness/models/zoo/schemes/``). The registration names load without torch; the
 base classes and position arithmetic load on first use.
 """
