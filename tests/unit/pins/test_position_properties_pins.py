@@ -124,7 +124,8 @@ def test_the_averaged_term_reads_only_entries_every_head_sees(max_offset: int, s
         assert got[f"positional_term_{name}"] == pytest.approx(value, abs=1e-12), name
 
 
-@pytest.mark.parametrize("max_offset", [4, 8])
+# 11: offset 10 has two positions (the fewest a variance reads), 11 one (skipped)
+@pytest.mark.parametrize("max_offset", [4, 8, 11])
 def test_each_heads_properties_read_its_own_window(max_offset: int):
     model = WindowedTerm(2)
     logits = model.logits.double().numpy()
