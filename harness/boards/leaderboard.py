@@ -50,8 +50,14 @@ from posharness.boards.schema import (
     results_note_of,
     sorted_rows,
 )
-from posharness.contracts.cell_key import RowKey, key_of_result
-from posharness.contracts.results import CellResult, read_json_file, read_result, read_versioned
+from posharness.contracts.cell_key import RowKey
+from posharness.contracts.results import (
+    CellResult,
+    key_of_result,
+    read_json_file,
+    read_result,
+    read_versioned,
+)
 from posharness.storage.io import atomic_write_text, exclusive, sweep_stale_temporaries
 
 __all__ = [  # the board's schema and merge, re-exported: callers use ``leaderboard.X``

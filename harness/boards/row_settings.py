@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from posharness.contracts.cell_key import ROW_SETTINGS, RowKey, key_of_result
-from posharness.contracts.results import CellResult
+from posharness.contracts.cell_key import ROW_SETTINGS, RowKey
+from posharness.contracts.results import CellResult, key_of_result
 
 __all__ = ["ROW_SETTINGS", "non_default_options", "of_result", "settings_of"]
 

@@ -12,7 +12,7 @@ result file (``CellResult.key``), and is the only thing that makes
 - the row's human label (``RowKey.label``) and
 - the pairing key ``compare`` pairs rows by (``RowKey.pairing``: a :class:`PairKey`).
 
-Result files written before the key was recorded have none; :func:`key_of_result`
+Result files written before the key was recorded have none; ``results.key_of_result``
 derives it from their recorded fields, so their rows and pairs are what they were.
 This module sits in ``contracts`` so the result schema, the boards and the report all
 read the one type.
@@ -21,14 +21,11 @@ read the one type.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic.dataclasses import dataclass
 
 from posharness.storage.hashing import hash_obj
-
-if TYPE_CHECKING:
-    from posharness.contracts.results import CellResult
 
 # How the embedded reference corpus (models/decompose/reference_text/english.txt) labels
 # itself: the corpus of a run without --data-dir or reference_corpus, whose files keep
@@ -241,32 +238,3 @@ def named_corpus(labels: set[str]) -> str | None:
     first one's row still names. None for the embedded corpus and models with none."""
     label = min(labels) if labels else None
     return None if label is None or label.startswith(EMBEDDED_CORPUS_LABEL) else label
-
-
-def key_of_result(result: CellResult) -> CellKey:
-    """The key a result file records, or for a file written before keys were recorded,
-    the key derived from its recorded fields: its cell id, row and pairing key are
-    exactly what they were; its file name too where the result records the model's
-    reference corpus, and its ``folder`` (the spec's ``--model-arg`` values, which no
-    result records) is None."""
-    if result.key is not None:
-        return result.key
-    mode = result.mode.name
-    details = result.model.details
-    split, reference = split_and_reference(mode, details, result.mode.reference_corpus)
-    corpora = {result.mode.reference_corpus, decomposition(details).get("reference")}
-    return CellKey(
-        fingerprint=result.model.fingerprint,
-        mode=mode,
-        task=result.task.name,
-        seed=result.seed,
-        limit=result.limit,
-        train_limit=result.train_limit,
-        dtype=result.environment.dtype or "float32",
-        device=accelerator(result.environment.device),
-        attention=forced_attention(details),
-        split=split,
-        reference=reference,
-        corpus=named_corpus({c for c in corpora if isinstance(c, str) and c}),
-        cell_id=result.cell_id,
-    )

@@ -9,20 +9,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 
 from posharness.base.errors import SchemaError
 from posharness.contracts.adapter import ModeSupport
-from posharness.contracts.cell_key import CellKey
+from posharness.contracts.cell_key import (
+    CellKey,
+    accelerator,
+    decomposition,
+    forced_attention,
+    named_corpus,
+    split_and_reference,
+)
 from posharness.storage.io import atomic_write_text
-
-if TYPE_CHECKING:
-    from posharness.contracts.task import TaskSpec
 
 SCHEMA_VERSION = 1
 M = TypeVar("M", bound=BaseModel)
@@ -76,6 +81,17 @@ class ModeInfo(ModeSupport):
         return cls(**asdict(support), name=str(mode), attention_path=attention_path)  # type: ignore[arg-type]
 
 
+class TaskIdentity(Protocol):
+    """What a result records of a task's spec (``contracts.task.TaskSpec`` has it), named
+    here so the result schema does not import the task contract that imports it."""
+
+    name: str
+    version: str
+    kind: str
+    main_metric: str
+    headline_metrics: Sequence[str]
+
+
 class TaskInfo(BaseModel):
     """The task a cell ran: its spec's identity, and what this run used."""
 
@@ -109,7 +125,7 @@ class TaskInfo(BaseModel):
 
     @classmethod
     def of(
-        cls, spec: TaskSpec, data_hash: str, options: dict[str, Any], settings: dict[str, Any]
+        cls, spec: TaskIdentity, data_hash: str, options: dict[str, Any], settings: dict[str, Any]
     ) -> TaskInfo:
         return cls(
             name=spec.name,
@@ -281,3 +297,32 @@ def is_machine_path(text: str) -> bool:
     """An absolute path (``/…``, ``~/…``, ``C:\\…``): meaningful only on the machine that
     wrote it."""
     return text.startswith(("/", "~/")) or re.match(r"^[A-Za-z]:[\\/]", text) is not None
+
+
+def key_of_result(result: CellResult) -> CellKey:
+    """The key a result file records, or for a file written before keys were recorded,
+    the key derived from its recorded fields: its cell id, row and pairing key are
+    exactly what they were; its file name too where the result records the model's
+    reference corpus, and its ``folder`` (the spec's ``--model-arg`` values, which no
+    result records) is None."""
+    if result.key is not None:
+        return result.key
+    mode = result.mode.name
+    details = result.model.details
+    split, reference = split_and_reference(mode, details, result.mode.reference_corpus)
+    corpora = {result.mode.reference_corpus, decomposition(details).get("reference")}
+    return CellKey(
+        fingerprint=result.model.fingerprint,
+        mode=mode,
+        task=result.task.name,
+        seed=result.seed,
+        limit=result.limit,
+        train_limit=result.train_limit,
+        dtype=result.environment.dtype or "float32",
+        device=accelerator(result.environment.device),
+        attention=forced_attention(details),
+        split=split,
+        reference=reference,
+        corpus=named_corpus({c for c in corpora if isinstance(c, str) and c}),
+        cell_id=result.cell_id,
+    )

@@ -19,8 +19,7 @@ from pathlib import Path
 
 from posharness.base.errors import DataError
 from posharness.boards.leaderboard import Row
-from posharness.contracts.cell_key import key_of_result
-from posharness.contracts.results import CellResult, read_result
+from posharness.contracts.results import CellResult, key_of_result, read_result
 
 
 @dataclass(frozen=True)

@@ -14,16 +14,14 @@ the pretrained weights and stay fixed while the rest of the network trains.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import nn
 
 from posharness.base.errors import ModelLoadError
 from posharness.contracts.adapter import Mode
-
-if TYPE_CHECKING:
-    from posharness.models.hf.adapter import HFEncoderAdapter
+from posharness.models.hf.loaded_encoder import LoadedEncoder
 
 MEAN_POOLED = {"t5": "T5EncoderModel", "mt5": "MT5EncoderModel"}  # no encoder-only head
 
@@ -69,7 +67,7 @@ class MeanPooledHead(nn.Module):
         return self.classifier(self.dropout(pooled))
 
 
-def build_classifier(adapter: HFEncoderAdapter, num_labels: int, mode: Mode) -> SequenceClassifier:
+def build_classifier(adapter: LoadedEncoder, num_labels: int, mode: Mode) -> SequenceClassifier:
     """A freshly loaded, trainable copy of the adapter's checkpoint with a new head.
 
     Loaded in float32 whatever the adapter's inference dtype: training keeps float32

@@ -13,18 +13,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from posharness.contracts.adapter import Mode
+from posharness.models.hf.loaded_encoder import LoadedEncoder
 
 if TYPE_CHECKING:
     from posharness.models.decompose.controller import ReferenceLayout
     from posharness.models.decompose.mode_split import ModeSplit, Reference
-    from posharness.models.hf.adapter import HFEncoderAdapter
 
 REFERENCE_KIND = "reference-attention-inputs"  # the cache kind of the means
 REFERENCE_BATCH = 8  # packed sequences per forward
 
 
 def mean_inputs_over_corpus(
-    adapter: HFEncoderAdapter,
+    adapter: LoadedEncoder,
     family: ModeSplit,
     layout: ReferenceLayout,
     progress: Callable[[str, int], Callable[[int], None]] | None,

@@ -9,22 +9,30 @@ cell (or an earlier probe) trained them, and trains that one run otherwise.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from posharness.base.errors import OptionError
+from posharness.tasks.finetune.profiles import Profile
+from posharness.tasks.finetune.run_settings import training_settings
 from posharness.tasks.finetune.runs import plain_run
 from posharness.tasks.finetune.store import load_weights
 
 if TYPE_CHECKING:
     from posharness.contracts.adapter import ModelAdapter
     from posharness.contracts.task import TaskContext
-    from posharness.tasks.finetune.task import FineTuneTask
 
 
-def trained_classifier(task: FineTuneTask, model: ModelAdapter, ctx: TaskContext) -> Any:
+class ExecutesProtocol(Protocol):
+    """What reuse needs of a fine-tune task (``task.FineTuneTask`` passes itself): its
+    profile, and its protocol run over (model, mode) with the cache."""
+
+    profile: Profile
+
+    def execute(self, model: ModelAdapter, ctx: TaskContext) -> Any: ...
+
+
+def trained_classifier(task: ExecutesProtocol, model: ModelAdapter, ctx: TaskContext) -> Any:
     """The representative run's classifier, in eval mode on ``ctx.device``."""
-    from posharness.tasks.finetune.task import training_settings
-
     if task.profile.folds:
         raise OptionError(
             f"{task.profile.name} is cross-validated: it has no single classifier to reuse"

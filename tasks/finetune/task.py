@@ -29,7 +29,7 @@ from posharness.tasks.finetune.profiles import PROFILES, Profile
 
 if TYPE_CHECKING:
     from posharness.contracts.adapter import ModelAdapter
-    from posharness.tasks.finetune.engine import EncodedSplit, TrainingSettings
+    from posharness.tasks.finetune.engine import EncodedSplit
     from posharness.tasks.finetune.protocols import Aggregate, PlannedRun, Protocol
     from posharness.tasks.finetune.runs import RunContext, RunResult
     from posharness.tasks.finetune.types import LoadedSplit
@@ -230,6 +230,7 @@ class FineTuneTask:
         encoded: Mapping[str, EncodedSplit],
         options: Mapping[str, Any],
     ) -> RunResult:
+        from posharness.tasks.finetune.run_settings import training_settings
         from posharness.tasks.finetune.runs import cross_validated_run, plain_run
 
         settings = training_settings(self.profile, protocol, run, options)
@@ -321,23 +322,6 @@ class Execution:
     loaded: dict[str, LoadedSplit]
     encoded: dict[str, EncodedSplit]
     rc: RunContext
-
-
-def training_settings(
-    profile: Profile, protocol: Protocol, run: PlannedRun, options: Mapping[str, Any]
-) -> TrainingSettings:
-    from posharness.tasks.finetune.engine import TrainingSettings
-
-    return TrainingSettings(
-        learning_rate=run.learning_rate,
-        epochs=int(options["epochs"]) or protocol.epochs_for(profile.name),
-        batch_size=int(options["batch_size"]) or protocol.batch_size,
-        warmup_ratio=protocol.warmup_ratio,
-        weight_decay=protocol.weight_decay,
-        adam_epsilon=protocol.adam_epsilon,
-        max_length=int(options["max_length"]),
-        seed=run.seed,
-    )
 
 
 def _mode_statistics(model: ModelAdapter, ctx: TaskContext) -> str | None:

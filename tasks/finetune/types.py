@@ -6,11 +6,9 @@ readers, the hub loader and the catalogue can all build them without importing e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from posharness.tasks.finetune.data.hub import HubSource
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,6 +30,31 @@ class LoadedSplit:
     source: str  # a file path, a folder's files as "DIR/{a,b}", or "hub:<id>/<config>@<fp>"
     content_hash: str  # sha256 of the file bytes, or the hub dataset's fingerprint
     dropped: dict[str, int] = field(default_factory=dict)  # rows skipped on purpose, by reason
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """Where a dataset lives on the hub and which of its columns hold text and label."""
+
+    path: str  # hub dataset id, e.g. "nyu-mll/glue"
+    config: str | None  # e.g. "rte"; None for single-config datasets
+    splits: Mapping[str, str]  # our split -> hub split (any `datasets` split expression)
+    text_a: str
+    text_b: str | None
+    label: str
+    # hub label value -> our label name; None: the hub's class index is ours
+    label_map: Mapping[Any, str] | None = None
+
+    def __hash__(self) -> int:  # the mappings are unhashable; hash their items instead
+        label_items = tuple(sorted((self.label_map or {}).items(), key=repr))
+        return hash(
+            (self.path, self.config, tuple(sorted(self.splits.items())), self.text_a)
+            + (self.text_b, self.label, label_items)
+        )
+
+    @property
+    def display(self) -> str:
+        return f"{self.path}/{self.config}" if self.config else self.path
 
 
 @dataclass(frozen=True)

@@ -11,45 +11,16 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from posharness.base.errors import DataError
 from posharness.tasks.finetune.data.lines import score
-from posharness.tasks.finetune.types import Example, LoadedSplit
-
-if TYPE_CHECKING:
-    from posharness.tasks.finetune.types import DatasetSpec
+from posharness.tasks.finetune.types import DatasetSpec, Example, HubSource, LoadedSplit
 
 HUB_HOST = "huggingface.co"
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
 _reachable: dict[str, bool] = {}
-
-
-@dataclass(frozen=True)
-class HubSource:
-    """Where a dataset lives on the hub and which of its columns hold text and label."""
-
-    path: str  # hub dataset id, e.g. "nyu-mll/glue"
-    config: str | None  # e.g. "rte"; None for single-config datasets
-    splits: Mapping[str, str]  # our split -> hub split (any `datasets` split expression)
-    text_a: str
-    text_b: str | None
-    label: str
-    # hub label value -> our label name; None: the hub's class index is ours
-    label_map: Mapping[Any, str] | None = None
-
-    def __hash__(self) -> int:  # the mappings are unhashable; hash their items instead
-        label_items = tuple(sorted((self.label_map or {}).items(), key=repr))
-        return hash(
-            (self.path, self.config, tuple(sorted(self.splits.items())), self.text_a)
-            + (self.text_b, self.label, label_items)
-        )
-
-    @property
-    def display(self) -> str:
-        return f"{self.path}/{self.config}" if self.config else self.path
 
 
 @dataclass(frozen=True)

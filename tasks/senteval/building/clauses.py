@@ -3,47 +3,18 @@
 Tense, SubjNum and ObjNum label a sentence by its main clause (Conneau et al. §3
 "Semantic information"); CoordInv needs two coordinated main clauses. A constituency tree
 (SNLI, PTB) and a dependency tree (CoNLL-U) express these differently, so each has its own
-reader (:mod:`.tree_clauses`, :mod:`.ud_clauses`) returning the same small records; a
+reader (:mod:`.tree_clauses`, :mod:`.ud_clauses`) returning the same small records
+(:mod:`.clause_records`, below all three); a
 sentence neither reader can use gets a stable reason string, counted in the manifest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from posharness.tasks.senteval.building import tree_clauses, ud_clauses
+from posharness.tasks.senteval.building.clause_records import NO_PARSE, Coordination, Finding
 from posharness.tasks.senteval.building.corpus import Sentence
-
-PAST, PRESENT = "PAST", "PRES"
-SINGULAR, PLURAL = "NN", "NNS"
-NO_PARSE = "no_parse"
-
-
-@dataclass(frozen=True, slots=True)
-class Labelled:
-    """A label and the word it rests on (the target kept out of other splits)."""
-
-    label: str
-    target: str  # lower-cased word form
-    position: int  # its token index
-    cue: str = ""  # the word whose tag gives the label (finite verb, head noun)
-    cue_tag: str = ""  # its part-of-speech tag in this sentence
-
-
-@dataclass(frozen=True, slots=True)
-class Coordination:
-    """``first connector second tail`` as half-open token ranges, e.g. for
-    "He knew it , and he deserved no answer ." first=[0,3), connector=[3,5) (", and"),
-    second=[5,9), tail=[9,10) (".")."""
-
-    first: tuple[int, int]
-    connector: tuple[int, int]
-    second: tuple[int, int]
-    tail: tuple[int, int]
-    proper: frozenset[int]  # token indices whose capital is lexical (proper nouns, "I")
-
-
-Finding = Labelled | str  # a result, or the reason there is none
 
 
 def main_clause_tense(sentence: Sentence) -> Finding:
@@ -59,8 +30,6 @@ def object_number(sentence: Sentence) -> Finding:
 
 
 def clause_coordination(sentence: Sentence) -> Coordination | str:
-    from posharness.tasks.senteval.building import tree_clauses, ud_clauses
-
     if sentence.words is not None:
         return ud_clauses.coordination(sentence.words)
     if sentence.tree is not None:
@@ -69,8 +38,6 @@ def clause_coordination(sentence: Sentence) -> Coordination | str:
 
 
 def _dispatch(sentence: Sentence, fact: str) -> Finding:
-    from posharness.tasks.senteval.building import tree_clauses, ud_clauses
-
     readers: dict[str, tuple[Callable, Callable]] = {
         "tense": (ud_clauses.tense, tree_clauses.tense),
         "subject": (ud_clauses.subject_number, tree_clauses.subject_number),

@@ -9,11 +9,8 @@ from __future__ import annotations
 from collections import Counter
 
 from posharness.tasks.senteval.building.balance import Candidate, rng_for
-from posharness.tasks.senteval.building.clauses import (
-    Coordination,
-    clause_coordination,
-    invert_clauses,
-)
+from posharness.tasks.senteval.building.clause_records import Coordination
+from posharness.tasks.senteval.building.clauses import clause_coordination, invert_clauses
 from posharness.tasks.senteval.building.corpus import Sentence
 from posharness.tasks.senteval.building.task import TaskContext, TaskResult, transformed
 

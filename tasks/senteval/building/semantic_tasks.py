@@ -7,14 +7,14 @@ from collections import Counter
 from collections.abc import Callable
 
 from posharness.tasks.senteval.building.balance import Candidate, allocate_grouped, rng_for
-from posharness.tasks.senteval.building.clauses import (
+from posharness.tasks.senteval.building.clause_records import (
     PAST,
     PLURAL,
     PRESENT,
     SINGULAR,
     Finding,
-    main_clause_tense,
 )
+from posharness.tasks.senteval.building.clauses import main_clause_tense
 from posharness.tasks.senteval.building.clauses import object_number as object_number_of
 from posharness.tasks.senteval.building.clauses import subject_number as subject_number_of
 from posharness.tasks.senteval.building.corpus import Sentence

@@ -11,7 +11,7 @@ right-most noun among the NP's own children (the Collins head rule for NPs), ent
 
 from __future__ import annotations
 
-from posharness.tasks.senteval.building.clauses import (
+from posharness.tasks.senteval.building.clause_records import (
     PAST,
     PLURAL,
     PRESENT,

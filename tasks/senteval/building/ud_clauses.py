@@ -10,7 +10,7 @@ clauses are a root with one clausal ``conj`` that has its own subject and a ``cc
 
 from __future__ import annotations
 
-from posharness.tasks.senteval.building.clauses import (
+from posharness.tasks.senteval.building.clause_records import (
     PAST,
     PLURAL,
     PRESENT,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from posharness.contracts.cell_key import CellKey, PairKey, RowKey, key_of_result, task_of_file
+from posharness.contracts.cell_key import CellKey, PairKey, RowKey, task_of_file
+from posharness.contracts.results import key_of_result
 from posharness.run.config import RunConfig
 from posharness.run.plan import Cell, plan
 from tests.unit.core.test_cell_identity import FAST, write_corpus
