@@ -14,13 +14,20 @@ from posharness.base.errors import PosharnessError
 from posharness.boards import leaderboard as lb
 from posharness.boards.row_settings import non_default_options
 from posharness.run.plan import Cell
+from posharness.storage.hashing import hash_obj
+
+LONGEST_BOARD_NAME = 150  # file systems refuse names over 255 bytes
 
 
 def default_board(cells: list[Cell], output_dir: Path) -> Path:
     """A run's own board, beside its results: named by the results folders of its models
-    (the spec, plus its --model-arg values when it has some)."""
+    (the spec, plus its --model-arg values when it has some). Many models (a checkpoint
+    series) are named by the first, their count and a digest of all of them."""
     slugs = list(dict.fromkeys(str(cell.key.folder) for cell in cells))
-    return output_dir / f"{'__'.join(slugs)}.json"
+    name = "__".join(slugs)
+    if len(name) > LONGEST_BOARD_NAME:
+        name = f"{slugs[0][:100]}__and-{len(slugs) - 1}-more-{hash_obj(slugs)[:10]}"
+    return output_dir / f"{name}.json"
 
 
 def admit_cells(cells: list[Cell], leaderboard: Path | None, output_dir: Path) -> None:

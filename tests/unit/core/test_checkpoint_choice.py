@@ -184,3 +184,20 @@ def test_running_a_series_evaluates_each_checkpoint_into_its_own_results(
     folders = sorted(p.name for p in (tmp_path / "results").iterdir() if p.is_dir())
     assert len(folders) == 1 and folders[0].endswith("checkpoint-2")
     assert "checkpoint-2" in capsys.readouterr().out
+
+
+def test_a_twenty_checkpoint_series_gets_a_board_name_the_file_system_takes(
+    tmp_path: Path,
+) -> None:
+    from types import SimpleNamespace
+
+    from posharness.boards.admission import default_board
+
+    folders = [f"tupe-r-runs-tupe-r-narrow-seed0-checkpoint-{n}" for n in range(20)]
+    cells = [SimpleNamespace(key=SimpleNamespace(folder=folder)) for folder in folders]
+
+    path = default_board(cells, tmp_path)  # type: ignore[arg-type]
+
+    assert path.name.startswith(f"{folders[0]}__and-19-more-") and len(path.name) < 150
+    path.write_text("{}")  # 20 names joined were 900 characters: refused by the disk
+    assert default_board(cells[:2], tmp_path).name == "__".join(folders[:2]) + ".json"
