@@ -51,16 +51,10 @@ def run(file: Path, allow_missing: bool | None, discard_changed: bool) -> None:
 @include_option
 def plan(file: Path, allow_missing: bool | None) -> None:
     """Check the study and print its plan and cost; run nothing."""
-    from posharness.study.folder import StudyFolder
     from posharness.study.plan_text import plan_lines
-    from posharness.study.stages import training_stage
     from posharness.study.workflow import plan_study
 
-    planned = plan_study(file, allow_missing)
-    folder = StudyFolder(planned.study.folder)
-    for line in plan_lines(
-        planned.study, planned.stages, planned.missing, folder, training_stage()
-    ):
+    for line in plan_lines(plan_study(file, allow_missing)):
         _say(line)
 
 

@@ -10,6 +10,7 @@ relative to the study folder, so a study folder moved or copied keeps its stages
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,16 @@ class Stage:
 
 
 def build_stages(
-    study: Study, stage: TrainingStage | None, dropped_tasks: frozenset[str] = frozenset()
+    study: Study,
+    stage: TrainingStage | None,
+    dropped_tasks: frozenset[str] = frozenset(),
+    modes: Mapping[str, frozenset[str] | None] | None = None,
 ) -> list[Stage]:
     """Every stage of the study; ``dropped_tasks`` are left out of evaluation (their data is
-    missing and the study runs with ``allow_missing``)."""
+    missing and the study runs with ``allow_missing``); ``modes``: each model label's
+    declared modes, as the plan resolved them (``plan.make_plan``)."""
+    if modes is None:
+        modes = {model.label: declared_modes(model.spec) for model in study.models}
     folder = StudyFolder(study.folder)
     stages: list[Stage] = []
     corpora: dict[str, tuple[Stage, dict[str, Any]]] = {}
@@ -72,11 +79,19 @@ def build_stages(
                 name = f"{EVALUATE}/{row}" + (f"/{index + 1}" if len(study.runs) > 1 else "")
                 stages.append(
                     _evaluate_stage(
-                        study, run, name, model, seed, row, spec, depends, dropped_tasks
+                        study, run, name, model, seed, row, spec, depends, dropped_tasks,
+                        offered=modes.get(model.label),
                     )
+                )  # fmt: skip
+            if (
+                study.dynamics is not None
+                and depends
+                and stage is not None
+                and (study.dynamics.seeds is None or seed in study.dynamics.seeds)
+            ):
+                stages += _checkpoint_stages(
+                    study, stage, model, seed, depends, dropped_tasks, modes.get(model.label)
                 )
-            if study.dynamics is not None and depends and stage is not None:
-                stages += _checkpoint_stages(study, stage, model, seed, depends, dropped_tasks)
     order = {CORPUS: 0, PRETRAIN: 1, EVALUATE: 2}  # every pretraining before any evaluation
     return sorted(stages, key=lambda stage: order[stage.kind])
 
@@ -88,6 +103,7 @@ def _checkpoint_stages(
     seed: int | None,
     depends: tuple[str, ...],
     dropped: frozenset[str],
+    offered: frozenset[str] | None = None,
 ) -> list[Stage]:
     """[dynamics]: the chosen [[run]] sections once per saved checkpoint of the run
     (``evaluate/BERT s0/step300``), each to its own board under ``boards/dynamics/``;
@@ -125,6 +141,7 @@ def _checkpoint_stages(
                 depends,
                 dropped,
                 board=folder.dynamics_board(row, step),
+                offered=offered,
             )
             found.append(replace(evaluated, step=step, checkpoint=checkpoint))
     return found
@@ -215,10 +232,10 @@ def _evaluate_stage(
     depends: tuple[str, ...],
     dropped: frozenset[str],
     board: Path | None = None,
+    offered: frozenset[str] | None = None,
 ) -> Stage:
     folder = StudyFolder(study.folder)
     run = dict(run)
-    offered = declared_modes(model.spec)
     if offered is not None:  # a mode the model lacks (nope: positional) is left out
         run["modes"] = [m for m in listed(run.get("modes", ["both"])) if m in offered]
     tasks = [task for task in _expanded(run["tasks"]) if task not in dropped]

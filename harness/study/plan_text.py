@@ -8,18 +8,14 @@ from collections import Counter
 
 from posharness.study.dag import CORPUS, EVALUATE, PRETRAIN, Stage
 from posharness.study.execute import is_done
-from posharness.study.folder import StudyFolder
+from posharness.study.plan import StudyPlan
 from posharness.study.stages import TrainingStage
-from posharness.study.study_file import Study
 
 
-def plan_lines(
-    study: Study,
-    stages: list[Stage],
-    missing: dict[str, list[str]],
-    folder: StudyFolder,
-    training: TrainingStage | None,
-) -> list[str]:
+def plan_lines(plan: StudyPlan) -> list[str]:
+    """What ``study plan`` and the first lines of ``study run`` print."""
+    study, stages, missing = plan.study, list(plan.stages), plan.missing
+    folder, training = plan.folder, plan.training
     done = {stage.id for stage in stages if is_done(stage, folder, training)}
     kinds = Counter(stage.kind for stage in stages)
     left = Counter(stage.kind for stage in stages if stage.id not in done)

@@ -15,33 +15,30 @@ from posharness.study.dag import EVALUATE, Stage
 from posharness.study.dynamics import compute_dynamics
 from posharness.study.folder import STUDY_COPY, StudyFolder
 from posharness.study.name_checks import listed
+from posharness.study.plan import StudyPlan
 from posharness.study.render import draw_dynamics, draw_scatter, to_latex, to_markdown
-from posharness.study.stages import TrainingStage
 from posharness.study.study_file import Study
-from posharness.study.table_registry import study_table
 from posharness.study.tables import ComputedTable, ModelRow, compute_table
 
 MANIFEST = "manifest.json"
 
 
-def publish(
-    study: Study,
-    folder: StudyFolder,
-    stages: list[Stage],
-    missing: dict[str, list[str]],
-    training: TrainingStage | None = None,
-) -> list[Path]:
-    """Write tables, report and manifest; the paths written, for the user. ``training``
-    reads a dynamics table's token counts and losses from the runs' logs."""
-    every = stages
-    stages = [s for s in stages if s.step is None]  # [dynamics] stages feed dynamics only
-    rows = model_rows(study, folder, stages)
-    missing = {task: [portable_text(study, p) for p in found] for task, found in missing.items()}
+def publish(plan: StudyPlan) -> list[Path]:
+    """Write tables, report and manifest from the study's plan and the boards its stages
+    wrote; the paths written, for the user. Nothing is resolved again by name: the
+    tables' declarations, the models' modes and the pretraining stage (which reads a
+    dynamics table's token counts and losses from the runs' logs) are the plan's."""
+    study, folder, training = plan.study, plan.folder, plan.training
+    every = list(plan.stages)
+    stages = [s for s in every if s.step is None]  # [dynamics] stages feed dynamics only
+    rows = model_rows(plan, stages)
+    missing = {
+        task: [portable_text(study, p) for p in found] for task, found in plan.missing.items()
+    }
     tasks = frozenset(task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"])
     modes = study.modes
     computed = []
-    for table_id in study.tables:
-        spec = study_table(table_id)
+    for spec in plan.tables:
         note = caption_note(study, spec, stages)  # this table's cells' limits and protocol
         if spec.kind == "dynamics":
             lengths = set(_probe_lengths(spec, stages).values())
@@ -98,15 +95,14 @@ def portable_text(study: Study, text: str) -> str:
     return text
 
 
-def model_rows(study: Study, folder: StudyFolder, stages: list[Stage]) -> list[ModelRow]:
-    from posharness.study.dag import declared_modes
-
-    baselines = set(study.baselines)
+def model_rows(plan: StudyPlan, stages: list[Stage]) -> list[ModelRow]:
+    """One table row source per evaluated model (and pretraining seed), with its board."""
+    folder, baselines = plan.folder, set(plan.study.baselines)
     rows: dict[str, ModelRow] = {}
     for s in stages:
         if s.kind == EVALUATE and s.row_label not in rows:
             baseline = s.model is not None and s.model.label in baselines
-            modes = declared_modes(s.model.spec) if s.model is not None else None
+            modes = plan.modes.get(s.model.label) if s.model is not None else None
             pe = s.model.label if s.model is not None and s.seed is not None else ""
             rows[s.row_label] = ModelRow(
                 s.row_label, folder.board(s.row_label), baseline, modes, pe, s.seed

@@ -26,7 +26,7 @@ from posharness.study.plugins import StudyPlugins, load_study_plugins
 from posharness.study.stages import TrainingStage
 
 SECTIONS = ("study", "model", "pretrain", "run", "resources", "dynamics")
-DYNAMICS_KEYS = ("checkpoints", "runs")
+DYNAMICS_KEYS = ("checkpoints", "runs", "seeds")
 STUDY_KEYS = (
     "name", "output", "tables", "baselines", "allow_missing", "description", "notes", "include"
 )  # fmt: skip
@@ -62,6 +62,9 @@ class Dynamics:
 
     runs: tuple[int, ...] = (0,)  # the [[run]] sections (0-based) scored at each checkpoint
     steps: tuple[int, ...] | None = None  # None: every checkpoint the run saves
+    # The pretraining seeds whose checkpoints are read (None: every seed): a study given a
+    # new seed after its first runs kept only final/ reads the new runs' checkpoints alone.
+    seeds: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -192,7 +195,18 @@ def _dynamics(
             )
     if not any(model.pretrained_here for model in models):
         raise where.error("", "dynamics", "no model is pretrained here: no checkpoints to read")
-    return Dynamics(tuple(sorted({r - 1 for r in chosen})), steps)
+    seeds = table.get("seeds")
+    every_seed = {seed for model in models for seed in model.seeds}
+    if seeds is not None and (
+        not isinstance(seeds, list) or not seeds or not set(seeds) <= every_seed
+    ):
+        raise where.error(
+            "dynamics",
+            "seeds",
+            f"give pretraining seeds of the study's models ({sorted(every_seed)}): seeds = [2]",
+        )
+    chosen_seeds = None if seeds is None else tuple(sorted(set(seeds)))
+    return Dynamics(tuple(sorted({r - 1 for r in chosen})), steps, chosen_seeds)
 
 
 def _plugins(where: Locator, given: Any, base: Path, folder: Path) -> StudyPlugins:

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OutputError, PlanProblems, StagesFailed
 from posharness.storage.io import atomic_write_json, claimed
 from posharness.study.changes import refuse_or_discard, save_plan
-from posharness.study.dag import Stage, build_stages
+from posharness.study.dag import EVALUATE, Stage
 from posharness.study.execute import Outcome, is_done, run_stages, same_settings
 from posharness.study.folder import StudyFolder
+from posharness.study.plan import StudyPlan, make_plan
 from posharness.study.plan_text import plan_lines
+from posharness.study.publish import publish
 from posharness.study.stages import training_stage
 from posharness.study.study_file import Study, read_study
 
@@ -30,24 +31,19 @@ MISSING_FILE = "missing_data.json"
 Say = Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class Planned:
-    study: Study
-    stages: list[Stage]
-    missing: dict[str, list[str]]  # task → its data problems (dropped with allow_missing)
+Planned = StudyPlan  # the name callers used before the plan held every resolved input
 
 
-def plan_study(path: Path, allow_missing: bool | None = None, check_data: bool = True) -> Planned:
-    """The study and its stages, every input checked; nothing is run or written.
-    ``check_data=False`` (``study status``) takes the tasks whose data was missing from
-    the folder's last run instead of reading every task's data again (seconds of torch
-    and dataset loading for a table of records)."""
+def plan_study(path: Path, allow_missing: bool | None = None, check_data: bool = True) -> StudyPlan:
+    """The study's plan, every input checked; nothing is run or written. The file is read
+    here and only here (``plan.py``). ``check_data=False`` (``study status``) takes the
+    tasks whose data was missing from the folder's last run instead of reading every
+    task's data again (seconds of torch and dataset loading for a table of records)."""
     training = training_stage()
     study = read_study(path, training)
     allow = study.allow_missing if allow_missing is None else allow_missing
     if not check_data:
-        missing = read_missing(StudyFolder(study.folder))
-        return Planned(study, build_stages(study, training, frozenset(missing)), missing)
+        return make_plan(study, training, read_missing(StudyFolder(study.folder)))
     missing = missing_data(study)
     if missing and not allow:
         problems = [f"{task}: {problem}" for task, found in missing.items() for problem in found]
@@ -56,7 +52,7 @@ def plan_study(path: Path, allow_missing: bool | None = None, check_data: bool =
             "(or set [study] allow_missing = true)"
         )
         raise PlanProblems(problems)
-    return Planned(study, build_stages(study, training, frozenset(missing)), missing)
+    return make_plan(study, training, missing)
 
 
 def missing_data(study: Study) -> dict[str, list[str]]:
@@ -73,12 +69,11 @@ def run_study(
     allow_missing: bool | None = None,
     discard_changed: bool = False,
 ) -> Outcome:
-    """Run the study at ``path`` to the end, resuming whatever ran before."""
-    planned = plan_study(path, allow_missing)
-    study, stages = planned.study, planned.stages
-    folder = StudyFolder(study.folder)
+    """Run the study at ``path`` to the end, resuming whatever ran before: its plan,
+    executed, then published (tables, report, manifest) from the same plan."""
+    plan = plan_study(path, allow_missing)
+    study, stages, folder = plan.study, list(plan.stages), plan.folder
     folder.root.mkdir(parents=True, exist_ok=True)
-    training = training_stage()
     with claimed(folder.lock, what=f"study folder {folder.root}") as held:
         if not held:
             raise OutputError(
@@ -88,36 +83,33 @@ def run_study(
         discarded = refuse_or_discard(stages, folder, discard_changed)
         for stage_id in discarded:
             say(f"{stage_id}: discarded (its settings changed)")
-        for line in plan_lines(study, stages, planned.missing, folder, training):
+        for line in plan_lines(plan):
             say(line)
         folder.save_study_copy(study.text, study.path)
         save_plan(stages, folder)
-        _record_plugins(study, stages, folder)
-        atomic_write_json(folder.root / MISSING_FILE, planned.missing)
+        _record_plugins(plan)
+        atomic_write_json(folder.root / MISSING_FILE, plan.missing)
         ray = _ray_stages(study)
         try:
-            outcome = run_stages(stages, folder, training, say, ray)
+            outcome = run_stages(stages, folder, plan.training, say, ray)
         finally:
             if ray is not None:
                 ray.close()
-        from posharness.study.publish import publish
-
-        for written in publish(study, folder, stages, planned.missing, training):
+        for written in publish(plan):
             say(f"wrote {written}")
     if outcome.failed:
         raise StagesFailed([f"{sid}: {error}" for sid, error in outcome.failed.items()])
     return outcome
 
 
-def _record_plugins(study: Study, stages: list[Stage], folder: StudyFolder) -> None:
+def _record_plugins(plan: StudyPlan) -> None:
     """``plugins.json``: the plugins this study's models and tasks came from, so a rerun
     in a new process loads them without ``--include`` (``study.plugins``)."""
-    from posharness.study.dag import EVALUATE
     from posharness.study.plugins import record_plugins
 
-    tasks = {task for s in stages if s.kind == EVALUATE for task in s.evaluate["tasks"]}
-    specs = [model.spec for model in study.models]
-    record_plugins(folder.root, study.path.resolve().parent, specs, sorted(tasks))
+    tasks = {task for s in plan.stages if s.kind == EVALUATE for task in s.evaluate["tasks"]}
+    specs = [model.spec for model in plan.study.models]
+    record_plugins(plan.folder.root, plan.study.path.resolve().parent, specs, sorted(tasks))
 
 
 def _ray_stages(study: Study) -> Any:
@@ -130,10 +122,10 @@ def _ray_stages(study: Study) -> Any:
 
 def study_status(path: Path) -> list[tuple[str, str, str]]:
     """(stage, state, detail) per stage: done, running, failed (with its error), pending
-    (with progress where a stage has some)."""
+    (with progress where a stage has some), read from the folder's records against the
+    study's plan (the one ``study run`` executes)."""
     planned = plan_study(path, allow_missing=True, check_data=False)
-    folder = StudyFolder(planned.study.folder)
-    training = training_stage()
+    folder, training = planned.folder, planned.training
     running = set(folder.running()) if _locked(folder) else set()
     rows = []
     for stage in planned.stages:
@@ -196,7 +188,6 @@ def rebuild_report(target: Path) -> list[Path]:
     file) alone: its boards and the copy of the study file it keeps."""
     from posharness.base.errors import StudyFileError
     from posharness.study.folder import STUDY_COPY
-    from posharness.study.publish import publish
 
     training = training_stage()
     if target.is_dir():
@@ -211,7 +202,4 @@ def rebuild_report(target: Path) -> list[Path]:
         )
     else:
         study = read_study(target, training)
-    folder = StudyFolder(study.folder)
-    missing = read_missing(folder)
-    stages = build_stages(study, training, frozenset(missing))
-    return publish(study, folder, stages, missing, training)
+    return publish(make_plan(study, training, read_missing(StudyFolder(study.folder))))

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from posharness.study.dag import build_stages
-from posharness.study.folder import StudyFolder
+from posharness.study.plan import make_plan
 from posharness.study.publish import publish
 from posharness.study.stages import training_stage
 from posharness.study.study_file import read_study
@@ -43,8 +42,7 @@ def _captions(tmp_path: Path) -> dict[str, str]:
     """The caption of every table, as ``study report`` writes it (no stage has run: the
     cells read "not run", the captions are already those of the study's cells)."""
     study = read_study(write_study(tmp_path, STUDY), training_stage())
-    stages = build_stages(study, training_stage())
-    publish(study, StudyFolder(study.folder), stages, {})
+    publish(make_plan(study, training_stage(), {}))
     tables = study.folder / "tables"
     return {table: (tables / f"{table}.md").read_text().split("\n\n")[1] for table in study.tables}
 

@@ -10,9 +10,7 @@ from pathlib import Path
 import pytest
 
 from posharness.base.errors import StudyFileError
-from posharness.study.folder import StudyFolder
 from posharness.study.plan_text import plan_lines
-from posharness.study.stages import training_stage
 from posharness.study.workflow import plan_study, run_study
 from tests.unit.study.conftest import write_study
 
@@ -157,11 +155,7 @@ def test_absent_data_with_allow_missing_still_reads_data_missing(tmp_path: Path)
     )
     planned = plan_study(write_study(tmp_path, text))
     assert list(planned.missing) == ["rte"]
-    study = planned.study
-    shown = "\n".join(
-        plan_lines(study, planned.stages, planned.missing, StudyFolder(study.folder),
-                   training_stage())
-    )  # fmt: skip
+    shown = "\n".join(plan_lines(planned))
     assert "data missing, rte left out" in shown
 
 

@@ -38,9 +38,24 @@ def test_the_plan_evaluates_every_saved_checkpoint_but_the_last(tmp_path: Path) 
     assert first.depends == ("pretrain/bert-a/seed0",)
 
 
+def test_dynamics_seeds_limit_the_series_to_those_runs(tmp_path: Path) -> None:
+    text = DYNAMICS.replace('checkpoints = "all"', "seeds = [1]").replace(
+        '[[model]]\nname = "alibi"', '[[model]]\nname = "alibi"\nseeds = [0, 1]'
+    )
+    study = read_study(write_study(tmp_path, text), training_stage())
+    steps = [s.id for s in build_stages(study, training_stage()) if s.step is not None]
+    assert steps == ["evaluate/alibi s1/step2"]
+
+
 @pytest.mark.parametrize(
     ("section", "key"),
-    [('checkpoints = "some"', "checkpoints"), ("runs = [2]", "runs"), ("stride = 1", "stride")],
+    [
+        ('checkpoints = "some"', "checkpoints"),
+        ("runs = [2]", "runs"),
+        ("stride = 1", "stride"),
+        ('seeds = "2"', "seeds"),
+        ("seeds = [7]", "seeds"),
+    ],
 )
 def test_a_wrong_dynamics_key_is_one_line_naming_it(tmp_path: Path, section: str, key: str) -> None:
     text = DYNAMICS.replace('checkpoints = "all"', section)

@@ -33,14 +33,10 @@ def _scores(study_folder: Path) -> dict[str, float]:
 
 
 def _plan(path: Path) -> list[str]:
-    from posharness.study.folder import StudyFolder
     from posharness.study.plan_text import plan_lines
-    from posharness.study.stages import training_stage
     from posharness.study.workflow import plan_study
 
-    planned = plan_study(path)
-    folder = StudyFolder(planned.study.folder)
-    return plan_lines(planned.study, planned.stages, planned.missing, folder, training_stage())
+    return plan_lines(plan_study(path))
 
 
 def _study(folder: Path, corpus: Path) -> Path:
