@@ -13,6 +13,10 @@ probe build (inside and between its files) and a masked-LM pretraining (optimize
 its log and checkpoint writes; the final weights must be bit-identical). The fast tier
 kills at two points per family; the slow tier at twenty, drawn from each named point in
 turn.
+
+Every command starts as a child forked from one process that imported torch and
+transformers once (tests/forked_cli.py): a real process that dies by SIGKILL, without the
+seconds of imports each of the battery's ~180 starts paid before.
 """
 
 from __future__ import annotations
@@ -22,13 +26,14 @@ import json
 import os
 import random
 import subprocess
-import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from posharness.base.faults import COUNT_VAR, ENV_VAR
+from tests.forked_cli import Forker
 from tests.snli_parsed import snli_records, write_jsonl
 from tests.unit.models.zoo.test_native_models import write_corpus
 from tests.unit.tasks.finetune.test_finetune_task import write_rte
@@ -92,14 +97,15 @@ FAMILIES = {
 }  # fmt: skip
 
 
-def posharness(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "posharness", *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+@pytest.fixture(scope="module")
+def forker() -> Iterator[Forker]:
+    started = Forker({**os.environ, "HF_HUB_OFFLINE": "1", "MPLBACKEND": "Agg"})
+    yield started
+    started.close()
+
+
+def posharness(forker: Forker, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return forker.run(args, {**os.environ, **env}, timeout=TIMEOUT)
 
 
 def command(family: Family, model: Path, out: Path) -> list[str]:
@@ -179,13 +185,15 @@ def leftovers(out: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def references(tiny_bert: Path, tmp_path_factory) -> dict[str, tuple[dict, dict[str, int]]]:
+def references(
+    tiny_bert: Path, tmp_path_factory, forker: Forker
+) -> dict[str, tuple[dict, dict[str, int]]]:
     """Each family run once uninterrupted: its snapshot and how often it passed each point."""
     found = {}
     for name, family in FAMILIES.items():
         out = tmp_path_factory.mktemp(f"reference-{name}")
         tally = out / "points.json"
-        proc = posharness(command(family, tiny_bert, out), {COUNT_VAR: str(tally)})
+        proc = posharness(forker, command(family, tiny_bert, out), {COUNT_VAR: str(tally)})
         assert proc.returncode == 0, proc.stderr[-2000:]
         found[name] = (snapshot(out), json.loads(tally.read_text()))
     return found
@@ -209,15 +217,17 @@ def kill_points(tally: dict[str, int], count: int, seed: int) -> list[tuple[str,
     return chosen
 
 
-def battery(family: str, count: int, tiny_bert: Path, tmp_path: Path, references) -> None:
+def battery(
+    family: str, count: int, tiny_bert: Path, tmp_path: Path, references, forker: Forker
+) -> None:
     reference, tally = references[family]
     assert FAMILIES[family].points <= set(tally), tally
     for index, (point, n) in enumerate(kill_points(tally, count, seed=len(family))):
         out = tmp_path / f"{point}-{n}-{index}"
         args = command(FAMILIES[family], tiny_bert, out)
-        killed = posharness(args, {ENV_VAR: f"{point}:{n}"})
+        killed = posharness(forker, args, {ENV_VAR: f"{point}:{n}"})
         assert killed.returncode == -9, (point, n, killed.returncode, killed.stderr[-1000:])
-        rerun = posharness(args, {})
+        rerun = posharness(forker, args, {})
         assert rerun.returncode == 0, (point, n, rerun.stderr[-2000:])
         assert snapshot(out) == reference, f"killed at {point}:{n}, the rerun differs"
         assert leftovers(out) == [], (point, n, leftovers(out))
@@ -225,14 +235,14 @@ def battery(family: str, count: int, tiny_bert: Path, tmp_path: Path, references
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_a_run_killed_at_a_few_points_resumes_to_the_same_numbers(
-    family, tiny_bert, tmp_path, references
+    family, tiny_bert, tmp_path, references, forker
 ):
-    battery(family, FAST_POINTS, tiny_bert, tmp_path, references)
+    battery(family, FAST_POINTS, tiny_bert, tmp_path, references, forker)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_a_run_killed_at_twenty_points_resumes_to_the_same_numbers(
-    family, tiny_bert, tmp_path, references
+    family, tiny_bert, tmp_path, references, forker
 ):
-    battery(family, SLOW_POINTS, tiny_bert, tmp_path, references)
+    battery(family, SLOW_POINTS, tiny_bert, tmp_path, references, forker)
