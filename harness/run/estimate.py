@@ -107,7 +107,7 @@ def borrowed_tasks(task_args: dict[str, dict[str, str]]) -> Callable[[str], Any]
     ``--task-arg``s give it (the word-swap probes' ``snli.*`` reach their classifier)."""
     from posharness.contracts.task import resolve_options
     from posharness.plugins import tasks as task_registry
-    from posharness.run.plan import task_args_for
+    from posharness.run.task_checks import task_args_for
 
     def find(name: str) -> tuple[Any, dict[str, Any]] | None:
         try:

@@ -176,13 +176,13 @@ def check_executor(config: RunConfig) -> None:
         return
     if config.executor != "ray":
         raise OptionError(f"--executor {config.executor!r}: choose serial or ray")
-    from posharness.run.executors.ray import check_settings
+    from posharness.run.ray_settings import check_settings
 
     check_settings(ray_settings(config))
 
 
 def ray_settings(config: RunConfig) -> Any:
-    from posharness.run.executors.ray import RaySettings
+    from posharness.run.ray_settings import RaySettings
 
     return RaySettings(config.ray_address, config.cpus_per_cell, config.gpus_per_cell)
 
@@ -216,30 +216,6 @@ def check_task_arg_targets(given: Mapping[str, Mapping[str, str]], task_names: l
             f"--task-arg names task {task!r}, which this run does not include: add {task} "
             "to --tasks, or drop the option"
         )
-
-
-def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-    """A task's ``--task-arg`` values: those of a task it borrows options from, then those
-    given to a group it is in, then its own (each later one wins).
-
-    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
-    task's own value (``rte.protocol=quick``) wins over its group's; ``snli.train=FILE``
-    reaches the word-swap probes, which train the ``snli`` classifier.
-    """
-    from posharness.plugins import tasks as task_registry
-
-    if isinstance(task, str):
-        task = task_registry.get(task)()
-    name = task.spec.name
-    groups = task_registry.groups()
-    merged: dict[str, str] = {}
-    for source, keys in task.spec.borrows.items():
-        merged.update({k: v for k, v in given.get(source, {}).items() if k in keys})
-    for group, values in given.items():
-        if group in groups and name in task_registry.expand([group]):
-            merged.update(values)
-    merged.update(given.get(name, {}))
-    return merged
 
 
 def plan(

@@ -44,7 +44,6 @@ def check_task(
     """Resolve the task's options from the run's ``--task-arg``s (an error is the user's),
     then read its data identity."""
     from posharness.plugins import tasks as task_registry
-    from posharness.run.plan import task_args_for
 
     found = TaskCheck(name)
     given: Mapping[str, str] = {}
@@ -130,3 +129,27 @@ def plan_error(problems: list[PosharnessError], advice: str | None) -> Posharnes
     if advice is not None:
         Exception.__init__(error, f"{error}\n{advice}")
     return error
+
+
+def task_args_for(task: Task | str, given: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """A task's ``--task-arg`` values: those of a task it borrows options from, then those
+    given to a group it is in, then its own (each later one wins).
+
+    ``--task-arg glue.protocol=tupe2021`` sets the protocol of all nine GLUE tasks; a
+    task's own value (``rte.protocol=quick``) wins over its group's; ``snli.train=FILE``
+    reaches the word-swap probes, which train the ``snli`` classifier.
+    """
+    from posharness.plugins import tasks as task_registry
+
+    if isinstance(task, str):
+        task = task_registry.get(task)()
+    name = task.spec.name
+    groups = task_registry.groups()
+    merged: dict[str, str] = {}
+    for source, keys in task.spec.borrows.items():
+        merged.update({k: v for k, v in given.get(source, {}).items() if k in keys})
+    for group, values in given.items():
+        if group in groups and name in task_registry.expand([group]):
+            merged.update(values)
+    merged.update(given.get(name, {}))
+    return merged

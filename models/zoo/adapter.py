@@ -73,7 +73,7 @@ class NativePEAdapter(HFEncoderAdapter):
         return "pe-" + checkpoint[:13]
 
     def code_identity(self) -> dict[str, str]:
-        from posharness.models.zoo.identity import code_identity
+        from posharness.models.zoo.model_code import code_identity
 
         return code_identity(self._zoo_config())
 
@@ -246,7 +246,7 @@ def random_checkpoint(
     folder = root / f"{name}-{size}-seed{seed}-vocab{len(tokenizer)}"
     # A plugin's (or a bumped scheme's) code identity joins the options: an edited
     # initialisation must not reuse the folder an older one wrote.
-    from posharness.models.zoo.identity import code_identity
+    from posharness.models.zoo.model_code import code_identity
 
     code = code_identity(config)
     identity = {**overrides, **({"_code": code} if code else {})}

@@ -73,26 +73,6 @@ def scheme_identity(scheme: Any) -> str:
     return code_identity(scheme)
 
 
-def code_identity(config: Any) -> dict[str, str]:
-    """The identities of the code a model of ``config`` runs, beyond the baseline; empty
-    for built-in schemes at version 1 (so old fingerprints stay valid)."""
-    from posharness.models.zoo.encoder.config import absolute_class, scheme_class
-
-    parts = {}
-    if ENCODER_VERSION != 1:
-        parts["encoder"] = f"v{ENCODER_VERSION}"
-    used = [("scheme", scheme_class(config.scheme))]
-    if registry.declaration(used[0][1]).kind == registry.COMBINATION:  # each part's code too
-        used += [(f"part {registry.declaration(p).name}", p) for p in used[0][1].parts]
-    if config.absolute != "none":
-        used.append(("absolute", absolute_class(config.absolute)))
-    for role, scheme in used:
-        identity = scheme_identity(scheme)
-        if registry.declaration(scheme).origin != BUILTIN or identity != BASELINE:
-            parts[role] = f"{registry.declaration(scheme).name}:{identity}"
-    return parts
-
-
 def current_versions() -> dict[str, tuple[str, str]]:
     """{name: (version, source digest)} of the encoder and every built-in scheme, for the
     recorded-hash test."""

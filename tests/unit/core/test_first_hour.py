@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from posharness.base.errors import OptionError
-from posharness.run.plan import check_task_arg_targets, task_args_for
+from posharness.run.plan import check_task_arg_targets
+from posharness.run.task_checks import task_args_for
 from tests.cli_helpers import cli, one_line_error, run_isolated
 from tests.unit.models.zoo.test_native_models import run_geometry, write_corpus
 

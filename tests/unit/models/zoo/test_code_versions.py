@@ -56,7 +56,7 @@ def test_an_edited_builtin_without_a_bump_is_caught(tmp_path: Path) -> None:
 
 def test_a_bumped_builtin_changes_the_fingerprint(monkeypatch) -> None:
     from posharness.models.zoo.encoder import config_for
-    from posharness.models.zoo.identity import code_identity
+    from posharness.models.zoo.model_code import code_identity
 
     config = config_for("tupe-r", "tiny", vocab_size=64)
     assert code_identity(config) == {}
