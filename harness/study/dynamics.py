@@ -14,6 +14,7 @@ and each row names the seeds it averages, each seed's value beside the mean.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
@@ -24,7 +25,7 @@ from posharness.study.dag import EVALUATE, Stage
 from posharness.study.folder import StudyFolder
 from posharness.study.stages import TrainingStage
 from posharness.study.table_spec import StudyColumn, StudyTable
-from posharness.study.tables import Cell, ComputedTable, TableRow
+from posharness.study.tables import NO_MODE, NOT_RUN, Cell, ComputedTable, TableRow
 
 SEEDS_NOTE = (
     "each cell: the mean over the pretraining seeds with a checkpoint at that token count, "
@@ -72,7 +73,7 @@ def checkpoints(
             boards[(*key, step)].add(stage.evaluate["leaderboard"])
     found = []
     trajectories: dict[tuple[str, int], Any] = {}
-    for (label, seed, step), where in sorted(boards.items()):
+    for (label, seed, step), where in boards.items():  # the study's order of models
         if (label, seed) not in trajectories:
             trajectories[(label, seed)] = training.trajectory(folder.pretrain_run(label, seed))
         tokens, loss = trajectories[(label, seed)].get(step, (None, None))
@@ -89,6 +90,7 @@ def compute_dynamics(
     folder: StudyFolder,
     caption_note: str,
     flat: float | None = None,
+    modes: Mapping[str, frozenset[str] | None] | None = None,
 ) -> ComputedTable:
     """Rows per PE and token count, columns the spec's (a board metric in a mode, or the
     run's logged MLM loss), each cell the mean over seeds with each seed beside it."""
@@ -117,8 +119,12 @@ def compute_dynamics(
             for column in spec.columns:
                 seeds = [(p.seed, values.get((column.key, p))) for p in here]
                 known = [v for _, v in seeds if v is not None]
+                offered = (modes or {}).get(label)
+                if not known and column.mode and offered is not None:
+                    cells.append(Cell(NOT_RUN if column.mode in offered else NO_MODE))
+                    continue
                 if not known:
-                    cells.append(Cell("not run"))
+                    cells.append(Cell(NOT_RUN))
                     continue
                 value = mean(known)
                 each = ", ".join(

@@ -43,7 +43,7 @@ def publish(plan: StudyPlan) -> list[Path]:
         if spec.kind == "dynamics":
             lengths = set(_probe_lengths(spec, stages).values())
             flat = spec.probe.flat(min(lengths)) if spec.probe and len(lengths) == 1 else None
-            computed.append(compute_dynamics(spec, every, training, folder, note, flat))
+            computed.append(compute_dynamics(spec, every, training, folder, note, flat, plan.modes))
             continue
         table = compute_table(
             spec, rows, missing, note, tasks | frozenset(missing), modes, _task_modes(stages)

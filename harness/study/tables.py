@@ -213,7 +213,7 @@ def _pe_rows(
     width = len(spec.columns)
     values: dict[tuple[str, str, int], dict[str, float]] = {}
     out: list[TableRow] = []
-    for row in rows:
+    for position, row in enumerate(rows):
         out.append(row)
         pe = next((p for p, labels in seeds.items() if row.label in labels), None)
         if pe is None:
@@ -221,20 +221,22 @@ def _pe_rows(
         for index, cell in enumerate(row.cells[:width]):
             if cell.value is not None:
                 values.setdefault((pe, row.mode, index), {})[row.label] = cell.value
-        last = [r for r in rows if r.label == seeds[pe][-1] and r.mode == row.mode]
-        if len(seeds[pe]) > 1 and last and last[0] is row:
-            mine = [r for r in rows if r.label in seeds[pe] and r.mode == row.mode]
+        after = rows[position + 1] if position + 1 < len(rows) else None
+        if len(seeds[pe]) < 2 or (after is not None and after.label in seeds[pe]):
+            continue  # the PE's rows go on: its mean rows follow its last seed's rows
+        for mode in dict.fromkeys(r.mode for r in rows if r.label in seeds[pe]):
+            mine = [r for r in rows if r.label in seeds[pe] and r.mode == mode]
             cells = []
-            for index in range(len(row.cells)):
+            for index in range(len(mine[0].cells)):
                 known = [r.cells[index].value for r in mine if r.cells[index].value is not None]
                 if not known:
-                    cells.append(Cell(row.cells[index].text))
+                    cells.append(Cell(mine[0].cells[index].text))
                 elif len(known) < len(mine):
                     cells.append(Cell(f"{mean(known):.{spec.digits}f} ({len(known)} seeds)"))
                 else:
                     cells.append(Cell(f"{mean(known):.{spec.digits}f}", mean(known)))
             label = f"{pe} (mean of {len(mine)} seeds)"
-            out.append(TableRow(label, row.mode, cells, seeds=len(mine)))
+            out.append(TableRow(label, mode, cells, seeds=len(mine)))
     baselines = {m.pe for m in models if m.baseline and m.pe}
     lines: list[PELine] = []
     seen: set[tuple[str, str, int, str]] = set()
