@@ -106,7 +106,12 @@ def compute_dynamics(
         grids = {
             seed: {p.tokens for p in mine if p.seed == seed} for seed in {p.seed for p in mine}
         }
-        if len({frozenset(g) for g in grids.values()}) > 1:
+        final_only = sorted(seed for seed, grid in grids.items() if len(grid) == 1)
+        series_grids = {frozenset(g) for g in grids.values() if len(g) > 1}
+        if final_only and len(final_only) < len(grids):
+            read = ", ".join(f"s{seed}" for seed in final_only)
+            notes.append(f"{label}: {read} read at the final model only (no checkpoints)")
+        if len(series_grids) > 1:
             notes.append(
                 f"{label}: its seeds saved checkpoints at different token counts; rows are "
                 "aligned by tokens seen, each averaging the seeds that have that count"
@@ -130,11 +135,9 @@ def compute_dynamics(
                 each = ", ".join(
                     f"s{s} {v:.{spec.digits}f}" if v is not None else f"s{s} –" for s, v in seeds
                 )
-                text = (
-                    f"{value:.{spec.digits}f} ({each})"
-                    if len(seeds) > 1
-                    else f"{value:.{spec.digits}f}"
-                )
+                text = f"{value:.{spec.digits}f}"
+                if len(seeds) > 1 or len(grids) > 1:  # a PE of several seeds: name them
+                    text += f" ({each})"
                 cells.append(Cell(text, value))
                 series[column.label].points.setdefault(label, []).append(
                     (tokens, value, min(known), max(known))

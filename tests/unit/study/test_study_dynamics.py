@@ -167,6 +167,6 @@ def test_seeds_saved_at_different_tokens_are_aligned_by_tokens_and_said(
         TABLE, _stages(tmp_path, (0, 1)), _training(logs), StudyFolder(tmp_path), ""
     )
     assert [row.mode for row in table.rows] == ["0.00M (2)", "0.00M (2)", "0.00M (4)"]
-    assert table.rows[0].cells[0].text == "10.0"  # seed 0 alone at 1,000 tokens
+    assert table.rows[0].cells[0].text == "10.0 (s0 10.0)"  # seed 0 alone at 1,000 tokens
     assert table.rows[2].cells[0].text == "40.0 (s0 30.0, s1 50.0)"
     assert any("different token counts" in note for note in table.notes)
