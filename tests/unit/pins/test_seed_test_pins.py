@@ -131,3 +131,34 @@ def test_three_runs_a_side_are_tested_and_two_are_not():
     assert test.p_value == pytest.approx(p, rel=RTOL)
     two, note = run_level_test(runs([1.0, 1.4], "a"), three_b, 1.0, "seeds")
     assert two is None and "fewer than 3" in note
+
+
+# -- PE against PE over pretraining seeds (stats.pe_level): Welch, never paired ----------
+
+
+def test_pe_level_test_is_welch_over_seeds_on_unequal_variances_and_counts():
+    from posharness.stats.pe_level import pe_level_test
+
+    a = dict(enumerate(A_VALUES))  # seeds 0-3
+    b = dict(enumerate(B_VALUES))  # seeds 0-6
+    test, _ = pe_level_test(a, b)
+    p, low, high = welch_by_hand(A_VALUES, B_VALUES)
+    assert test.name == WELCH_T and test.n == 11
+    assert test.delta == pytest.approx(B_VALUES.mean() - A_VALUES.mean(), rel=RTOL)
+    assert (test.p_value, test.ci_low, test.ci_high) == pytest.approx((p, low, high), rel=RTOL)
+
+
+def test_pe_level_test_never_pairs_two_pes_by_seed_number():
+    """Seed 0 of one PE and seed 0 of another share only a number: the same seed labels on
+    both sides still give Welch's two-sample test, not the paired one."""
+    from posharness.stats.pe_level import pe_level_test
+
+    x = np.array([SEED_A[k] for k in sorted(SEED_A)])
+    y = np.array([SEED_B[k] for k in sorted(SEED_B)])
+    test, _ = pe_level_test(dict(enumerate(x)), dict(enumerate(y)))
+    p, low, high = welch_by_hand(x, y)
+    assert test.name == WELCH_T
+    assert (test.p_value, test.ci_low, test.ci_high) == pytest.approx((p, low, high), rel=RTOL)
+    assert abs(paired_by_hand(y - x)[0] - p) > 0.01  # pairing would print another p
+    none, note = pe_level_test({0: 1.0, 1: 2.0}, dict(enumerate(y)))
+    assert none is None and "fewer than 3" in note
