@@ -162,3 +162,5 @@ def test_pe_level_test_never_pairs_two_pes_by_seed_number():
     assert abs(paired_by_hand(y - x)[0] - p) > 0.01  # pairing would print another p
     none, note = pe_level_test({0: 1.0, 1: 2.0}, dict(enumerate(y)))
     assert none is None and "fewer than 3" in note
+    three, _ = pe_level_test(dict(enumerate(x[:3])), dict(enumerate(y[:3])))  # the fewest
+    assert three.p_value == pytest.approx(welch_by_hand(x[:3], y[:3])[0], rel=RTOL)
