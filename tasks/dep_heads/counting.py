@@ -14,7 +14,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from itertools import islice
 
-import numpy as np
 import torch
 
 from posharness.contracts.adapter import ATTENTIONS, EncoderOutput, ModelAdapter, TokenizedText
@@ -122,14 +121,7 @@ def _arcs(windows: list[Window], counts: HeadCounts, coverage: Coverage) -> ArcB
             heads.append(head - 1 - window.start)
             labels.append(sentence.relations[word])
             folds.append(window.fold)
-    as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
-    return ArcBatch(
-        as_array(rows),
-        as_array(dependents),
-        as_array(heads),
-        counts.label_indices(labels),
-        as_array(folds),
-    )
+    return ArcBatch.of_lists(rows, dependents, heads, counts.label_indices(labels), folds)
 
 
 def _root_arcs(windows: list[Window], roots: HeadCounts) -> ArcBatch:
@@ -143,14 +135,8 @@ def _root_arcs(windows: list[Window], roots: HeadCounts) -> ArcBatch:
                 rows.append(row)
                 words.append(word - window.start)
                 folds.append(window.fold)
-    as_array = lambda values: np.array(values, dtype=np.int64)  # noqa: E731
-    return ArcBatch(
-        as_array(rows),
-        as_array(words),
-        as_array(words),
-        roots.label_indices([ROOT_RELATION] * len(rows)),
-        as_array(folds),
-    )
+    labels = roots.label_indices([ROOT_RELATION] * len(rows))
+    return ArcBatch.of_lists(rows, words, words, labels, folds)
 
 
 def count_heads(

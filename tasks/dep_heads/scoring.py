@@ -37,6 +37,24 @@ class ArcBatch:
     label: np.ndarray  # indices into ``HeadCounts.labels``
     fold: np.ndarray
 
+    @classmethod
+    def of_lists(
+        cls,
+        rows: list[int],
+        dependents: list[int],
+        heads: list[int],
+        labels: np.ndarray,
+        folds: list[int],
+    ) -> ArcBatch:
+        """The batch of word indices gathered in Python lists (``labels`` already as
+        indices): one place that fixes their dtype, for the inner arcs and the root arcs
+        alike, so the two kinds of counts index the attention maps the same way."""
+
+        def as_array(values: list[int]) -> np.ndarray:
+            return np.array(values, dtype=np.int64)
+
+        return cls(as_array(rows), as_array(dependents), as_array(heads), labels, as_array(folds))
+
     def __len__(self) -> int:
         return len(self.row)
 
