@@ -23,16 +23,7 @@ import nltk
 from nltk.tokenize.treebank import TreebankWordDetokenizer
 
 from posharness.base.errors import DataError
-
-# Stanford/PTB bracket escapes; quotes stay as `` and '' because the detokenizer reads them.
-PTB_ESCAPES: dict[str, str] = {
-    "-LRB-": "(",
-    "-RRB-": ")",
-    "-LSB-": "[",
-    "-RSB-": "]",
-    "-LCB-": "{",
-    "-RCB-": "}",
-}
+from posharness.tasks.ptb import PTB_ESCAPES
 
 # Labels that wrap the whole sentence rather than name a phrase.
 _TOP_LABELS = frozenset({"ROOT", "TOP", ""})

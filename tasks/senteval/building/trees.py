@@ -16,15 +16,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-# Stanford/PTB escapes of brackets in leaves.
-LEAF_ESCAPES = {
-    "-LRB-": "(",
-    "-RRB-": ")",
-    "-LSB-": "[",
-    "-RSB-": "]",
-    "-LCB-": "{",
-    "-RCB-": "}",
-}
+from posharness.tasks.ptb import PTB_ESCAPES
+
 ROOT = "ROOT"
 _ROOT_LABELS = frozenset({"", "ROOT", "TOP"})
 _EMPTY_ELEMENT = "-NONE-"
@@ -151,7 +144,7 @@ def _convert(raw: _Raw) -> Node | None:
             raise BracketError(f"word {words[0]!r} is not under a part-of-speech tag", raw.offset)
         if raw.label == _EMPTY_ELEMENT:
             return None
-        return Node(raw.label, (), LEAF_ESCAPES.get(words[0], words[0]))
+        return Node(raw.label, (), PTB_ESCAPES.get(words[0], words[0]))
     children = tuple(
         node for node in (_convert(c) for c in raw.children if isinstance(c, _Raw)) if node
     )
