@@ -13,6 +13,7 @@ stable ordering, SVGs without dates or random ids.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,7 +97,7 @@ def build_report(
         pages = render_html(study)
     texts.update(pages)
     copies = {copy.target: copy.source for copy in study.copies}
-    write_folder(output, texts, copies, _manifest(study, fmt, inputs))
+    write_folder(output, texts, copies, _manifest(study, fmt, inputs, output))
     entry = "index.md" if fmt == "md" else "index.html"
     return ReportOutcome(
         output=output,
@@ -110,8 +111,10 @@ def build_report(
     )
 
 
-def _manifest(study, fmt: str, inputs: ReportInputs) -> dict:
-    """What the folder is and what it was made from: marks it as a report to replace."""
+def _manifest(study, fmt: str, inputs: ReportInputs, output: Path) -> dict:
+    """What the folder is and what it was made from: marks it as a report to replace.
+    Results folders are named relative to the report, so a committed report names no
+    path of the machine that built it."""
     manifest = {
         "format": FORMAT,
         "posharness": __version__,
@@ -125,7 +128,7 @@ def _manifest(study, fmt: str, inputs: ReportInputs) -> dict:
             }
             for b in study.boards
         ],
-        "results": [str(p) for p in inputs.results],
+        "results": [_relative_to(Path(p), output) for p in inputs.results],
         "comparisons": [[c.a.source, c.b.source] for c in study.comparisons],
         "figures": sorted(study.figures),
     }
@@ -140,3 +143,12 @@ def _manifest(study, fmt: str, inputs: ReportInputs) -> dict:
             for t in study.paper_tables
         ]
     return manifest
+
+
+def _relative_to(path: Path, output: Path) -> str:
+    """``path`` as seen from the report folder (``../results``), or as given when the two
+    share no root (another drive)."""
+    try:
+        return Path(os.path.relpath(path.resolve(), output.resolve())).as_posix()
+    except ValueError:
+        return str(path)
