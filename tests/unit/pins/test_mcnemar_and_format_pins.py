@@ -67,3 +67,15 @@ def test_only_a_p_below_refine_below_is_redrawn_with_the_familys_resamples():
     adjust([clear, null] + [permutation_test(x, x + 1.0) for _ in range(8)])
     assert clear.resamples > RESAMPLES  # redrawn: ten tests need R = 4,000
     assert null.resamples == RESAMPLES and null.p_value == before
+
+
+def test_the_permutation_tests_default_draws_are_seed_zeros():
+    """A rerun of ``compare`` prints the same p: the default seed is 0, as the interval's."""
+    rng = np.random.default_rng(5)
+    x, y = rng.normal(size=50), rng.normal(0.2, 1.0, size=50)
+    default, zero, one = (
+        permutation_test(x, y),
+        permutation_test(x, y, 0),
+        permutation_test(x, y, 1),
+    )
+    assert default.p_value == zero.p_value != one.p_value
