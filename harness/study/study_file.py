@@ -13,7 +13,6 @@ import os
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from posharness.study.locator import Locator
 from posharness.study.name_checks import check_run, check_tables
 from posharness.study.plugins import StudyPlugins, load_study_plugins
 from posharness.study.stages import TrainingStage
+from posharness.study.study_types import Dynamics, Study, StudyModel
 
 SECTIONS = ("study", "model", "pretrain", "run", "resources", "dynamics")
 DYNAMICS_KEYS = ("checkpoints", "runs", "seeds")
@@ -34,75 +34,6 @@ MODEL_KEYS = ("name", "label", "seeds", "model_args", "pretrain")
 RESOURCE_KEYS = ("cpus_per_pretrain", "gpus_per_pretrain", "processes_per_pretrain")
 # run options a study sets itself: each model's spec, its results folder and its board
 RUN_RESERVED = frozenset({"models", "output_dir", "leaderboard"})
-
-
-@dataclass(frozen=True)
-class StudyModel:
-    """One row source of the study's tables: a PE pretrained here, or a model used as is."""
-
-    spec: str  # ``bert-a`` (pretrained here), ``hf:…``, ``minilm``, ``tupe-r@checkpoint``
-    label: str  # its name in tables and boards
-    seeds: tuple[int, ...]  # pretraining seeds; () for a model used as given
-    pretrain: Mapping[str, Any] = field(default_factory=dict)  # [pretrain] with overrides
-    model_args: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def pretrained_here(self) -> bool:
-        return bool(self.seeds)
-
-    def row_label(self, seed: int | None) -> str:
-        """The label of one pretraining seed's row (the bare label with one seed)."""
-        return self.label if seed is None or len(self.seeds) < 2 else f"{self.label} s{seed}"
-
-
-@dataclass(frozen=True)
-class Dynamics:
-    """``[dynamics]``: every saved checkpoint of each pretraining run evaluated too, so a
-    table can read a metric against tokens seen (issue 46, part 2)."""
-
-    runs: tuple[int, ...] = (0,)  # the [[run]] sections (0-based) scored at each checkpoint
-    steps: tuple[int, ...] | None = None  # None: every checkpoint the run saves
-    # The pretraining seeds whose checkpoints are read (None: every seed): a study given a
-    # new seed after its first runs kept only final/ reads the new runs' checkpoints alone.
-    seeds: tuple[int, ...] | None = None
-
-
-@dataclass(frozen=True)
-class Study:
-    path: Path  # the study file
-    text: str  # its text, as read
-    name: str
-    folder: Path  # the study folder: everything the study writes
-    models: tuple[StudyModel, ...]
-    runs: tuple[Mapping[str, Any], ...]  # evaluate()'s keywords per [[run]], checked
-    tables: tuple[str, ...]
-    baselines: tuple[str, ...]  # labels of the models every other is tested against
-    allow_missing: bool = False
-    resources: Mapping[str, float] = field(default_factory=dict)
-    description: str = ""
-    notes: tuple[str, ...] = ()  # added to every table's caption (substitute data, bounds)
-    # the plugins loaded for it ([study] include and the folder's plugins.json): what
-    # changed since the last run, and recorded plugins that are gone (study.plugins)
-    plugins: StudyPlugins = StudyPlugins()
-    # the folder the file's relative paths are read from (the study file's, absolute but
-    # not resolved through symlinks: paths are kept as the file writes them, issue 47 part 9)
-    base: Path = Path(".")
-    dynamics: Dynamics | None = None  # [dynamics], where the file has one
-
-    @property
-    def run(self) -> Mapping[str, Any]:
-        """The first [run]: where study-wide run settings (the executor) are read."""
-        return self.runs[0]
-
-    @property
-    def modes(self) -> frozenset[str]:
-        """Every mode some [run] evaluates."""
-        found = set()
-        for run in self.runs:
-            modes = run.get("modes", ["both"])
-            for mode in [modes] if isinstance(modes, str) else modes:
-                found.update(part.strip() for part in mode.split(",") if part.strip())
-        return frozenset(found)
 
 
 def read_study(
