@@ -181,7 +181,10 @@ RUN_OPTIONS: tuple[Option, ...] = (
            metavar="NAMES", required=True, **_names_cli),
     Option("modes", ("both",), "both, contextual, positional; comma-separated.", flag="--mode",
            metavar="MODES", show_default=True, **_names_cli),
-    Option("seeds", (0,), "One or more seeds; each is its own cell.", flag="--seed",
+    Option("seeds", (0,), "Task seeds, one cell each: a seed draws the task's sample "
+           "(probe words, fine-tuning order and initialisation of its head) for the same "
+           "model; it never retrains the model (a zoo model's pretraining seed is "
+           "`posharness pretrain --seed`).", flag="--seed",
            metavar="N[,N]", show_default=True, cli_default="0", parse=parse_seeds,
            check=_seeds),
     Option("output_dir", "results", "Where the JSON result files go.", Path, show_default=True,
