@@ -12,9 +12,9 @@ docs/contributing/README.md. The contract types load on first use, so ``import p
 (and ``posharness --help``) stays as fast as before.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from posharness.base.lazy_names import lazy_getattr as _lazy_getattr
 from posharness.base.moved_modules import install_old_paths as _install_old_paths
 from posharness.base.version import __version__
 
@@ -59,12 +59,7 @@ if TYPE_CHECKING:
     from posharness.pe.registry import register_pe, register_variant
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'posharness' has no attribute {name!r}")
+__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = [

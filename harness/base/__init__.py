@@ -1,2 +1,2 @@
-"""The bottom layer: errors, the device, process-group facts, fault injection and the
-environment record. Imports nothing else from the core."""
+"""The bottom layer: errors, the device, process-group facts, fault injection, the
+environment record and lazy exports. Imports nothing else from the core."""

@@ -30,9 +30,9 @@ verifies the split numerically, and each property the scheme claims of its term
 base classes and position arithmetic load on first use.
 """
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from posharness.base.lazy_names import lazy_getattr as _lazy_getattr
 from posharness.pe.registry import (
     CLAIMS,
     KINDS,
@@ -93,12 +93,7 @@ if TYPE_CHECKING:
     from posharness.pe.split import combined_split, mode_split
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'posharness.pe' has no attribute {name!r}")
+__getattr__ = _lazy_getattr(__name__, _LAZY, globals())
 
 
 __all__ = [
