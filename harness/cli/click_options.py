@@ -28,6 +28,7 @@ __all__ = [
     "parse_seeds",
     "parse_task_args",
     "path_option",
+    "results_option",
     "split_commas",
 ]
 
@@ -121,3 +122,10 @@ def format_option(
 
 def path_option(*names: str, **kwargs: Any) -> Decorator:
     return click.option(*names, type=click.Path(path_type=Path), **kwargs)
+
+
+def results_option(help: str) -> Decorator:
+    """``--results DIR``, repeatable: where the boards' result files are now. ``compare``
+    and ``report`` take the same folders under the same name and type, so they declare
+    the option once; only the help, which names each command's fallback, differs."""
+    return path_option("--results", "results", multiple=True, metavar="DIR", help=help)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import format_option, include_option, split_commas
+from posharness.cli.click_options import format_option, include_option, results_option, split_commas
 
 
 @click.command()
@@ -18,15 +18,10 @@ from posharness.cli.click_options import format_option, include_option, split_co
 )
 @click.option("--mode", "modes", multiple=True, metavar="MODES", help="Only these modes.")
 @click.option("--task", "tasks", multiple=True, metavar="TASKS", help="Only these tasks.")
-@click.option(
-    "--results",
-    "results",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    metavar="DIR",
-    help="Where the boards' result files are now (a run's --output-dir), when not where "
+@results_option(
+    "Where the boards' result files are now (a run's --output-dir), when not where "
     "the boards name them (as report --results); a board in a study folder finds the "
-    "study's results/ by itself; repeatable.",
+    "study's results/ by itself; repeatable."
 )
 @format_option(
     ("table", "md", "csv", "json"),

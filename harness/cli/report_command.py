@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import format_option, include_option, path_option
+from posharness.cli.click_options import format_option, include_option, path_option, results_option
 
 
 def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None:
@@ -28,14 +28,9 @@ def _scatter(values: tuple[str, ...]) -> tuple[tuple[str, str, str], ...] | None
 @click.command()
 @click.argument("boards", nargs=-1, type=click.Path(path_type=Path))
 @path_option("-o", "--output", default=Path("report"), show_default=True, help="Report folder.")
-@click.option(
-    "--results",
-    "results",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    metavar="DIR",
-    help="Where the boards' result files are now (a run's --output-dir), when not where "
-    "the boards name them; repeatable.",
+@results_option(
+    "Where the boards' result files are now (a run's --output-dir), when not where "
+    "the boards name them; repeatable."
 )
 @click.option(
     "--compare",
