@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from posharness.base.errors import DataError, OptionError
-from posharness.cli.click_options import click_options, from_cli, include_option
+from posharness.cli.click_options import click_options, from_cli, include_option, path_option
 from posharness.models.pretrain.recipes import RECIPES
 from posharness.run.option_schema import DEVICE_HELP, Option, parse_model_args
 
@@ -233,9 +233,8 @@ def _vocab_size(values: dict[str, Any], given: set[str]) -> int:
 
 
 @click.command(name="prepare-corpus")
-@click.option(
+@path_option(
     "--corpus",
-    type=click.Path(path_type=Path),
     required=True,
     help="Plain text, WikiExtractor output or JSON lines with a text field (file or folder).",
 )
@@ -246,9 +245,8 @@ def _vocab_size(values: dict[str, Any], given: set[str]) -> int:
     help="The WordPiece tokenizer pretraining will use (e.g. a run's tokenizer/ folder).",
 )
 @click.option("--block-size", default=128, show_default=True, help="Tokens per sequence.")
-@click.option(
+@path_option(
     "--out",
-    type=click.Path(path_type=Path),
     default=None,
     help="Folder of prepared corpora [default: corpora/ in the runs folder, where pretrain looks].",
 )
@@ -283,9 +281,8 @@ def prepare_corpus(
 
 @click.command(name="loss-curves")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option(
+@path_option(
     "--out",
-    type=click.Path(path_type=Path),
     required=True,
     help="PNG to write, e.g. leaderboards/pe-zoo-mini-loss.png.",
 )

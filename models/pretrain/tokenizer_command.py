@@ -8,20 +8,18 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import include_option
+from posharness.cli.click_options import include_option, path_option
 
 
 @click.command(name="train-tokenizer")
-@click.option(
+@path_option(
     "--corpus",
-    type=click.Path(path_type=Path),
     required=True,
     help="The pretraining corpus, in any form `posharness pretrain --corpus` reads.",
 )
 @click.option("--vocab-size", default=30522, show_default=True, help="WordPiece pieces.")
-@click.option(
+@path_option(
     "--out",
-    type=click.Path(path_type=Path),
     required=True,
     help="Folder to write the tokenizer to (give it to pretrain as --tokenizer).",
 )
