@@ -44,6 +44,7 @@ def test_every_family_has_one_entry_point_and_it_is_a_package():
 
 def test_registered_tasks_are_exactly_what_the_families_declare():
     from posharness.plugins import tasks
+    from posharness.tasks.controlled.task import NAME as CONTROLLED
     from posharness.tasks.dep_heads import TASKS as DEP_HEADS
     from posharness.tasks.finetune.profiles import GROUPS as FINETUNE_GROUPS
     from posharness.tasks.finetune.profiles import PROFILES
@@ -56,7 +57,7 @@ def test_registered_tasks_are_exactly_what_the_families_declare():
     from posharness.tasks.shuffle.probes import PROBES
 
     probing = [t.name for t in SENTEVAL]
-    declared = {*GEOMETRY, *DEP_HEADS, *PROFILES, *PROBES, *probing, *LENGTH}
+    declared = {*GEOMETRY, *DEP_HEADS, *PROFILES, *PROBES, *probing, *LENGTH, CONTROLLED}
     builtin = {e.name for e in tasks.entries() if e.origin == "built-in"}
     assert builtin == declared
     groups = {

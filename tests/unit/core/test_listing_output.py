@@ -191,7 +191,7 @@ def test_compare_table_keeps_keys_numbers_and_test_names_whole(tmp_path, console
     low, high = (float(v) for v in cells[4].strip("[]").split(","))
     assert low <= 0.25 <= high  # the interval, whole and holding the printed Δ
     # `probe` declares nothing: a mean of continuous values, never McNemar by its values
-    assert cells[5] == "paired-permutation" and cells[9:] == ["40", "p < 0.05"]
+    assert cells[5] == "paired-permutation (Monte Carlo)" and cells[9:] == ["40", "p < 0.05"]
 
 
 # -- json: every field, in a fixed order --------------------------------------------------

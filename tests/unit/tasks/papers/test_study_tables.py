@@ -47,6 +47,7 @@ def test_the_tables_the_brief_names_exist_once() -> None:
         "chen2023.draft_table7",
         "tupe2021.glue",
         "tisa2021.toeplitz",
+        "chen2023.dynamics",  # issue 46: the paper's metrics against tokens seen
     }
 
 
@@ -55,8 +56,11 @@ def test_every_column_reads_a_registered_task_metric(table: StudyTable) -> None:
     keys = [column.key for column in table.columns]
     assert len(keys) == len(set(keys))
     for column in table.columns:
-        assert column.metric in _metrics(column.task), (column.task, column.metric)
         assert column.mode is None or column.mode in MODES
+        if column.source != "board":  # a dynamics table's MLM loss: the run's loss log
+            assert column.source == "loss_log" and not column.task, column
+            continue
+        assert column.metric in _metrics(column.task), (column.task, column.metric)
 
 
 @pytest.mark.parametrize("table", TABLES.values(), ids=TABLES)
