@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from posharness.cli.click_options import include_option
+
 RESULTS = Path("results") / "controlled.json"
 
 
@@ -32,6 +34,7 @@ def controlled() -> None:
 @click.option("--task-arg", "pairs", multiple=True, metavar="KEY=VALUE",
               help="Any option of `posharness describe chen_controlled` (repeatable).")  # fmt: skip
 @click.option("--seed", default=0, show_default=True, help="Seed of the repeats.")
+@include_option
 def sweep(vectors: str, folder: Path, data_dir: Path | None, pairs: tuple[str, ...], seed: int):
     """Run the sweep and write its study folder."""
     from posharness.base.errors import OptionError
@@ -77,6 +80,7 @@ def sweep(vectors: str, folder: Path, data_dir: Path | None, pairs: tuple[str, .
 
 @controlled.command(name="report")
 @click.argument("folder", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@include_option
 def report(folder: Path) -> None:
     """Rebuild FOLDER's boards and tables from FOLDER/results/controlled.json alone."""
     written = _report(folder)
@@ -114,6 +118,7 @@ def _report(folder: Path) -> list[Path]:
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--setting", "pairs", multiple=True, metavar="KEY=VALUE",
               help="A gensim Word2Vec setting (vector_size, window, epochs...).")  # fmt: skip
+@include_option
 def train_vectors(corpus: Path, out: Path, pairs: tuple[str, ...]) -> None:
     """Train the word2vec stand-in for GloVe on a WikiExtractor CORPUS; write OUT (binary)
     and OUT.json (its settings). Name its numbers "word2vec stand-in", never GloVe."""
