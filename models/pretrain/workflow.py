@@ -247,7 +247,7 @@ def _refuse_untrained_positions(name: str, options: dict[str, Any]) -> None:
     """
     import torch
 
-    from posharness.models.zoo.check import positions_ignored
+    from posharness.models.zoo.position_effect import positions_ignored
     from posharness.models.zoo.encoder import PEForMaskedLM, config_for
 
     with torch.random.fork_rng():

@@ -48,15 +48,13 @@ import torch
 
 from posharness.base.errors import PosharnessError
 from posharness.models.zoo.check_faults import PECheckError, raised_line
+from posharness.models.zoo.position_effect import positions_ignored
 from posharness.pe import registry
 
 TOLERANCE = 1e-9  # float64: anything above is a different computation, not rounding
 # Eager attention takes its softmax in float32 (attention.masked_softmax), SDPA in the
 # model's float64: outputs of the two paths agree to float32's rounding, no closer.
 PATH_TOLERANCE = 1e-6
-# Permuting the input of a model that ignores positions permutes its float64 outputs up to
-# rounding (~1e-15 of their scale); anything above this share of the scale is positions.
-POSITION_EFFECT_FLOOR = 1e-10
 _EXACT_FROM_POSITIONS = (registry.LOGIT_TERM, registry.UNTIED_PRODUCT, registry.CONTENT_LOGIT_TERM)
 _VOCAB, _LENGTH, _BATCH = 64, 12, 3
 
@@ -122,46 +120,6 @@ def assert_pe_ok(name: str, seed: int = 0, **options: Any) -> None:
     for outcome in check_pe(name, seed, **options):
         if not outcome.passed:
             raise PECheckError(f"{name}: {outcome.name}: {outcome.detail}")
-
-
-def positions_ignored(model: Any) -> str | None:
-    """Why ``model`` (any zoo model) would train without positions, or None.
-
-    ``pretrain`` calls this before its first step: a scheme whose positional term is zero or
-    constant per row trains exactly like NoPE, and only the loss curve would tell.
-    """
-    import copy
-
-    from posharness.models.zoo.encoder.schemes import kind
-
-    encoder = model._encoder()
-    if kind(encoder.config) == registry.POSITION_FREE:
-        return None
-    # In float64, so a faithful scheme whose term is small at BERT's initialisation (an MLP
-    # of std-0.02 weights moves the outputs by ~1e-7) is told apart from rounding.
-    probe = encoder if encoder.dtype == torch.float64 else copy.deepcopy(encoder).double()
-    generator = torch.Generator().manual_seed(0)
-    n = min(_LENGTH, encoder.config.max_position_embeddings)
-    ids = torch.randint(5, encoder.config.vocab_size, (1, n), generator=generator)
-    order = torch.randperm(n, generator=generator)
-    was_training = probe.training
-    probe.eval()
-    try:
-        with torch.no_grad(), probe.attention_mode_set("both"):
-            plain = probe(ids).last_hidden_state[0]
-            permuted = probe(ids[:, order]).last_hidden_state[0]
-    finally:
-        probe.train(was_training)
-    scale = max(1.0, float(plain.abs().max()))
-    effect = float((permuted - plain[order]).abs().max())
-    if effect <= POSITION_EFFECT_FLOOR * scale:
-        return (
-            f"scheme {encoder.config.scheme} ignores positions: permuting the input only "
-            f"permutes the outputs (largest other change {effect:.2g}, at most "
-            f"{POSITION_EFFECT_FLOOR:g} of the outputs' scale {scale:.3g}; is its positional "
-            "term zero, or constant along each row, at initialisation?)"
-        )
-    return None
 
 
 class _Bench:
