@@ -29,6 +29,7 @@ BOOTSTRAP = 2000
 LEVEL = 0.95
 LEVEL_OFF_AT = 0.3
 SYMMETRY_MATTERS_ABOVE = 0.65
+MIN_SIDE = 3  # settings a trend on one side of a threshold needs
 
 
 def _spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -67,10 +68,53 @@ def _side(interval: dict) -> int:
     return 1 if interval["low"] > 0 else -1 if interval["high"] < 0 else 0
 
 
+def _verdict(*, holds: bool, contradicted: bool) -> str:
+    """One verdict for every statement (the module docstring): "reproduced" where the
+    intervals are on the paper's side, else "not reproduced" where one is on the other
+    side, else "inconclusive"."""
+    if holds:
+        return "reproduced"
+    return "not reproduced" if contradicted else "inconclusive"
+
+
+def _sides_of(x: np.ndarray, at: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """The settings below ``at`` and those at or above it, as masks over ``x``; None when
+    either side has fewer than ``MIN_SIDE`` settings (statements 2 and 3 compare a trend on
+    each side, and a trend needs at least three points)."""
+    below, above = x < at, x >= at
+    if below.sum() < MIN_SIDE or above.sum() < MIN_SIDE:
+        return None
+    return below, above
+
+
+def _trend_on_each_side(
+    trend: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    x: np.ndarray,
+    acc: np.ndarray,
+    sides: tuple[np.ndarray, np.ndarray],
+    seed: int,
+) -> tuple[dict, dict]:
+    """The interval of ``trend`` (slope or rho of accuracy on ``x``) over the settings below
+    the threshold, then over those at or above it (``sides``, from :func:`_sides_of`)."""
+    below, above = sides
+    return (
+        _interval(lambda y: trend(x[below], y[:, below]), acc, seed),
+        _interval(lambda y: trend(x[above], y[:, above]), acc, seed),
+    )
+
+
+def _too_few_settings(statistic: str, at: float) -> dict[str, Any]:
+    return {
+        "statistic": statistic,
+        "verdict": "inconclusive",
+        "note": f"fewer than {MIN_SIDE} settings on one side of {at}",
+    }
+
+
 def increases_with(x: np.ndarray, acc: np.ndarray, seed: int = 0) -> dict[str, Any]:
     """Statement 1: rho(x, accuracy) > 0."""
     rho = _interval(lambda y: _spearman(x, y), acc, seed)
-    verdict = {1: "reproduced", -1: "not reproduced", 0: "inconclusive"}[_side(rho)]
+    verdict = _verdict(holds=_side(rho) == 1, contradicted=_side(rho) == -1)
     return {"statistic": "Spearman rho", "rho": rho, "verdict": verdict, "settings": len(x)}
 
 
@@ -79,26 +123,21 @@ def levels_off(x: np.ndarray, acc: np.ndarray, at: float = LEVEL_OFF_AT, seed: i
 
     Slopes are in accuracy per unit of locality; ``drop`` = slope below - slope above.
     """
-    below, above = x < at, x >= at
-    if below.sum() < 3 or above.sum() < 3:
-        return {
-            "statistic": "slope below - slope above",
-            "verdict": "inconclusive",
-            "note": f"fewer than 3 settings on one side of {at}",
-        }
-    sb = _interval(lambda y: _slope(x[below], y[:, below]), acc, seed)
-    sa = _interval(lambda y: _slope(x[above], y[:, above]), acc, seed)
+    statistic = "slope below - slope above"
+    sides = _sides_of(x, at)
+    if sides is None:
+        return _too_few_settings(statistic, at)
+    sb, sa = _trend_on_each_side(_slope, x, acc, sides, seed)
+    below, above = sides
     drop = _interval(
         lambda y: _slope(x[below], y[:, below]) - _slope(x[above], y[:, above]), acc, seed
     )
-    if _side(sb) == 1 and _side(drop) == 1:
-        verdict = "reproduced"
-    elif _side(drop) == -1 or _side(sb) == -1:
-        verdict = "not reproduced"
-    else:
-        verdict = "inconclusive"
+    verdict = _verdict(
+        holds=_side(sb) == 1 and _side(drop) == 1,
+        contradicted=_side(drop) == -1 or _side(sb) == -1,
+    )
     return {
-        "statistic": "slope below - slope above",
+        "statistic": statistic,
         "at": at,
         "slope_below": sb,
         "slope_above": sa,
@@ -111,23 +150,17 @@ def matters_only_above(
     x: np.ndarray, acc: np.ndarray, at: float = SYMMETRY_MATTERS_ABOVE, seed: int = 0
 ) -> dict[str, Any]:
     """Statement 3: rho > 0 above ``at`` and no monotone trend below it."""
-    below, above = x < at, x >= at
-    if below.sum() < 3 or above.sum() < 3:
-        return {
-            "statistic": "Spearman rho below / above",
-            "verdict": "inconclusive",
-            "note": f"fewer than 3 settings on one side of {at}",
-        }
-    rb = _interval(lambda y: _spearman(x[below], y[:, below]), acc, seed)
-    ra = _interval(lambda y: _spearman(x[above], y[:, above]), acc, seed)
-    if _side(ra) == 1 and _side(rb) == 0:
-        verdict = "reproduced"
-    elif _side(ra) == -1 or _side(rb) != 0:
-        verdict = "not reproduced"
-    else:
-        verdict = "inconclusive"
+    statistic = "Spearman rho below / above"
+    sides = _sides_of(x, at)
+    if sides is None:
+        return _too_few_settings(statistic, at)
+    rb, ra = _trend_on_each_side(_spearman, x, acc, sides, seed)
+    verdict = _verdict(
+        holds=_side(ra) == 1 and _side(rb) == 0,
+        contradicted=_side(ra) == -1 or _side(rb) != 0,
+    )
     return {
-        "statistic": "Spearman rho below / above",
+        "statistic": statistic,
         "at": at,
         "rho_below": rb,
         "rho_above": ra,
