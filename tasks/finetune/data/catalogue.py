@@ -10,6 +10,8 @@ SUBJ, CR, MPQA and the sentence-level SST, which have no canonical hub copy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from posharness.tasks.finetune.data.hub import HubSource
 from posharness.tasks.finetune.data.readers import (
     NO_GOLD_LABEL,
@@ -31,6 +33,43 @@ _GLUE_FILES = {"train": "train.tsv", "dev": "dev.tsv"}
 _GLUE_HUB_SPLITS = {"train": "train", "dev": "validation"}
 
 
+@dataclass(frozen=True)
+class _Collection:
+    """What every dataset of one collection (GLUE, SentEval, SNLI) shares: the prefix of its
+    title, the folder its datasets sit under in --data-dir, and where to download them."""
+
+    title: str
+    folder: str
+    download_hint: str
+
+    def dataset(
+        self,
+        name: str,
+        title: str,
+        folder: str,
+        labels: tuple[str, ...],
+        splits: tuple[str, ...],
+        *,
+        hub: HubSource | None = None,
+        score_range: tuple[float, float] | None = None,
+    ) -> DatasetSpec:
+        return DatasetSpec(
+            name=name,
+            title=f"{self.title} {title}",
+            labels=labels,
+            splits=splits,
+            folder=f"{self.folder}/{folder}",
+            download_hint=self.download_hint,
+            hub=hub,
+            range=score_range,
+        )
+
+
+_GLUE = _Collection("GLUE", "glue_data", GLUE_HINT)
+_SENTEVAL = _Collection("SentEval", "senteval/downstream", SENTEVAL_HINT)
+_SNLI = _Collection("SNLI", "snli", SNLI_HINT)
+
+
 def _glue(
     name: str,
     folder: str,
@@ -42,38 +81,10 @@ def _glue(
     hub: HubSource | None = None,
     score_range: tuple[float, float] | None = None,
 ) -> DatasetSpec:
-    return DatasetSpec(
-        name=name,
-        title=f"GLUE {folder}",
-        labels=labels,
-        splits=splits,
-        folder=f"glue_data/{folder}",
-        download_hint=GLUE_HINT,
-        hub=hub or HubSource("nyu-mll/glue", name, _GLUE_HUB_SPLITS, text_a, text_b, "label"),
-        range=score_range,
-    )
-
-
-def _senteval(
-    name: str,
-    title: str,
-    folder: str,
-    labels: tuple[str, ...],
-    splits: tuple[str, ...],
-    *,
-    hub: HubSource | None = None,
-    score_range: tuple[float, float] | None = None,
-) -> DatasetSpec:
-    return DatasetSpec(
-        name=name,
-        title=f"SentEval {title}",
-        labels=labels,
-        splits=splits,
-        folder=f"senteval/downstream/{folder}",
-        download_hint=SENTEVAL_HINT,
-        hub=hub,
-        range=score_range,
-    )
+    """A GLUE dataset, titled and stored by its folder name; its hub copy, unless ``hub``
+    names another, is the nyu-mll/glue config of its task name."""
+    hub = hub or HubSource("nyu-mll/glue", name, _GLUE_HUB_SPLITS, text_a, text_b, "label")
+    return _GLUE.dataset(name, folder, folder, labels, splits, hub=hub, score_range=score_range)
 
 
 _POLARITY = ("negative", "positive")
@@ -111,7 +122,7 @@ DATASETS: dict[str, DatasetSpec] = {
         _glue("qnli", "QNLI", ("entailment", "not_entailment"), "question", "sentence"),
         _glue("rte", "RTE", ("entailment", "not_entailment"), "sentence1", "sentence2"),
         _glue("wnli", "WNLI", ("not_entailment", "entailment"), "sentence1", "sentence2"),
-        _senteval(
+        _SENTEVAL.dataset(
             "mr",
             "MR",
             "MR",
@@ -126,10 +137,10 @@ DATASETS: dict[str, DatasetSpec] = {
                 "label",
             ),
         ),
-        _senteval("subj", "SUBJ", "SUBJ", ("objective", "subjective"), ("all",)),
-        _senteval("cr", "CR", "CR", _POLARITY, ("all",)),
-        _senteval("mpqa", "MPQA", "MPQA", _POLARITY, ("all",)),
-        _senteval(
+        _SENTEVAL.dataset("subj", "SUBJ", "SUBJ", ("objective", "subjective"), ("all",)),
+        _SENTEVAL.dataset("cr", "CR", "CR", _POLARITY, ("all",)),
+        _SENTEVAL.dataset("mpqa", "MPQA", "MPQA", _POLARITY, ("all",)),
+        _SENTEVAL.dataset(
             "trec",
             "TREC",
             "TREC",
@@ -145,16 +156,17 @@ DATASETS: dict[str, DatasetSpec] = {
                 _TREC_HUB_ORDER,
             ),
         ),
-        _senteval("sst", "SST binary", "SST/binary", _POLARITY, ("train", "dev", "test")),
-        _senteval("sickr", "SICK-R", "SICK", (), ("train", "dev", "test"), score_range=(1.0, 5.0)),
-        _senteval("sicke", "SICK-E", "SICK", _ENTAILMENT_3, ("train", "dev", "test")),
-        DatasetSpec(
-            name="snli",
-            title="SNLI 1.0",
-            labels=_ENTAILMENT_3,
-            splits=("train", "dev", "test"),
-            folder="snli/snli_1.0",
-            download_hint=SNLI_HINT,
+        _SENTEVAL.dataset("sst", "SST binary", "SST/binary", _POLARITY, ("train", "dev", "test")),
+        _SENTEVAL.dataset(
+            "sickr", "SICK-R", "SICK", (), ("train", "dev", "test"), score_range=(1.0, 5.0)
+        ),
+        _SENTEVAL.dataset("sicke", "SICK-E", "SICK", _ENTAILMENT_3, ("train", "dev", "test")),
+        _SNLI.dataset(
+            "snli",
+            "1.0",
+            "snli_1.0",
+            _ENTAILMENT_3,
+            ("train", "dev", "test"),
             hub=HubSource(
                 "stanfordnlp/snli",
                 None,
@@ -182,6 +194,18 @@ def _sick(label: str, label_values: dict[str, int] | None = None) -> TsvFormat:
         label=label,
         id_column="pair_ID",
         label_values=label_values,
+    )
+
+
+def _glue_sentence_pairs(label_values: dict[str, int] | None = None) -> TsvFormat:
+    """GLUE's plain sentence-pair layout (RTE, WNLI): index, sentence1, sentence2, label."""
+    return TsvFormat(
+        _GLUE_FILES,
+        text_a="sentence1",
+        text_b="sentence2",
+        label="label",
+        label_values=label_values,
+        id_column="index",
     )
 
 
@@ -222,17 +246,8 @@ READERS: dict[str, SplitReader] = {
     "qnli": TsvFormat(
         _GLUE_FILES, text_a="question", text_b="sentence", label="label", id_column="index"
     ),
-    "rte": TsvFormat(
-        _GLUE_FILES, text_a="sentence1", text_b="sentence2", label="label", id_column="index"
-    ),
-    "wnli": TsvFormat(
-        _GLUE_FILES,
-        text_a="sentence1",
-        text_b="sentence2",
-        label="label",
-        label_values=_BINARY,
-        id_column="index",
-    ),
+    "rte": _glue_sentence_pairs(),
+    "wnli": _glue_sentence_pairs(_BINARY),
     "mr": SentenceListFormat(("rt-polarity.neg", "rt-polarity.pos")),
     "subj": SentenceListFormat(("subj.objective", "subj.subjective")),
     "cr": SentenceListFormat(("custrev.neg", "custrev.pos")),
