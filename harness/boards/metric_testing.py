@@ -37,16 +37,7 @@ from posharness.stats.paired_tests import (
     permutation_test,
 )
 from posharness.stats.pe_level import WITHIN_ONE_MODEL
-from posharness.stats.precision import (
-    EQUAL,
-    EXACT_PREFIX,
-    NO_VARIABILITY,
-    PRECISION,
-    constant,
-    exact_verdict,
-    same_values,
-    scale_of,
-)
+from posharness.stats.precision import EQUAL, EXACT_PREFIX, scale_of, why_exact
 from posharness.stats.seed_tests import run_level_test
 from posharness.stats.value_ranges import value_range
 
@@ -132,23 +123,11 @@ def _test_over_runs(
 def _no_test_needed(
     x: np.ndarray, y: np.ndarray, delta: float, scale: float | None = None
 ) -> str | None:
-    """Why Δ needs no test (``stats.precision``), decided on the paired values ``x`` and
-    ``y`` the test would use (examples, or replicates drawn alike), never on the printed
-    Δ: neither side varies, or every pair is equal within numerical precision (the same
-    model rerun); None when Δ is to be tested."""
+    """Why Δ needs no test (``stats.precision.why_exact``), on the paired values ``x`` and
+    ``y`` the test would use (examples, or replicates drawn alike); ``scale``, where given,
+    is a floor on the values' scale (the aggregates' own); None when Δ is to be tested."""
     scale = scale_of(x, y) if scale is None else max(scale, scale_of(x, y))
-    if constant(x, scale) and constant(y, scale):
-        return (
-            f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every example gives the same "
-            "value on each side, so Δ is exact: no p, interval or d_z"
-        )
-    if same_values(x, y, scale):
-        return (
-            f"{EXACT_PREFIX}{EQUAL}; every one of the {len(x)} paired values equal on both "
-            f"sides within {PRECISION:g} × the values' scale {scale:.3g}: a rounding "
-            "difference, never tested"
-        )
-    return None
+    return why_exact(x, y, delta, scale, units="paired values", every="every example")
 
 
 def _reproduces(value: float, reported: float) -> bool:

@@ -62,3 +62,36 @@ def exact_verdict(delta: float, scale: float) -> str:
     if within_precision(delta, scale):
         return f"exact: {EQUAL} (|Δ| <= {PRECISION:g} × {scale:.3g})"
     return f"exact: differs beyond {PRECISION:g} relative"
+
+
+def why_exact(
+    x: np.ndarray,
+    y: np.ndarray,
+    delta: float,
+    scale: float,
+    *,
+    units: str,
+    every: str | None = None,
+    paired: bool = True,
+) -> str | None:
+    """Why Δ needs no test, decided on the paired values ``x`` and ``y`` the test would
+    use (examples, replicates or runs), never on the printed Δ; None when Δ is to be tested.
+
+    The two cases of the rule above, in the order they are checked: neither side varies
+    (Δ is exact, the tolerance verdict says whether it is 0), or every pair is equal within
+    precision (the same model rerun; only when ``paired``). ``units`` names the values in
+    the note ("task seeds", "paired values"), ``every`` all of them (default "every one of
+    the <units>"), so a board's test and a test over seeds say it in their own terms."""
+    if constant(x, scale) and constant(y, scale):
+        every = every or f"every one of the {units}"
+        return (
+            f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: {every} gives the same value "
+            "on each side, so Δ is exact: no p, interval or d_z"
+        )
+    if paired and same_values(x, y, scale):
+        return (
+            f"{EXACT_PREFIX}{EQUAL}; every one of the {len(x)} {units} equal on both sides "
+            f"within {PRECISION:g} × the values' scale {scale:.3g}: a rounding difference, "
+            "never tested"
+        )
+    return None

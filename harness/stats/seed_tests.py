@@ -38,14 +38,11 @@ import numpy as np
 
 from posharness.stats.paired_tests import CONFIDENCE, PairedTest
 from posharness.stats.precision import (
-    EQUAL,
-    EXACT_PREFIX,
     NO_VARIABILITY,
-    PRECISION,
     constant,
     exact_verdict,
-    same_values,
     scale_of,
+    why_exact,
 )
 from posharness.stats.value_ranges import Bounds, clip_interval
 
@@ -86,17 +83,9 @@ def run_level_test(
     x = np.array([a[k] for k in labels] if paired else list(a.values()), dtype=float)
     y = np.array([b[k] for k in labels] if paired else list(b.values()), dtype=float)
     scale = scale_of(x, y)
-    if constant(x, scale) and constant(y, scale):
-        return None, (
-            f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every one of the {unit} "
-            "gives the same value on each side, so Δ is exact: no p, interval or d_z"
-        )
-    if paired and same_values(x, y, scale):
-        return None, (
-            f"{EXACT_PREFIX}{EQUAL}; every one of the {len(x)} {unit} equal on both sides "
-            f"within {PRECISION:g} × the values' scale {scale:.3g}: a rounding difference, "
-            "never tested"
-        )
+    exact = why_exact(x, y, delta, scale, units=unit, paired=paired)
+    if exact is not None:
+        return None, exact
     if paired and constant(y - x, scale):
         return None, (
             f"{exact_verdict(delta, scale)}; {NO_VARIABILITY}: every one of the {len(x)} "
