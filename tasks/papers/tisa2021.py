@@ -4,7 +4,7 @@ positional encoding. The paper shows it only as figures, so no row is published.
 from __future__ import annotations
 
 from posharness.study.table_spec import StudyColumn, StudyTable
-from posharness.tasks.papers import published
+from posharness.tasks.papers.paper_table import paper_table
 
 # R² = 1 - RSS/TSS against the best Toeplitz fit (each diagonal replaced by its mean; TISA
 # App. B), in [0, 1] as the paper plots it: no x100.
@@ -18,23 +18,21 @@ TOEPLITZ_COLUMNS = (
 
 
 def toeplitz() -> StudyTable:
-    return StudyTable(
-        id="tisa2021.toeplitz",
-        title="Wennberg & Henter 2021 (TISA): Toeplitzness of each encoding",
-        columns=TOEPLITZ_COLUMNS,
-        source=published.source("tisa2021", "toeplitz"),
-        published=published.rows("tisa2021", "toeplitz"),
+    return paper_table(
+        "tisa2021.toeplitz",
+        "Wennberg & Henter 2021 (TISA): Toeplitzness of each encoding",
+        TOEPLITZ_COLUMNS,
+        ("tisa2021", "toeplitz"),
+        """
+        Toeplitz R² (1 = every diagonal constant, translation invariant) of the learned
+        position embeddings' Gram matrix P = E_P E_P^T over the whole table (TISA Fig. 2), of
+        the model's content-free positional logits where it defines them (mean over layers
+        and heads: TISA's R² of extracted positional scores, App. C), and of the
+        identical-word-probe attention. A PE without a position table has no Gram R²; each
+        value's shuffled-positions control is on the boards. No published row: the paper
+        shows these analyses only as figures (Fig. 1-5, 8) and prints no R² value.
+        """,
         digits=3,
-        caption=(
-            "Toeplitz R² (1 = every diagonal constant, translation invariant) of the learned "
-            "position embeddings' Gram matrix P = E_P E_P^T over the whole table (TISA Fig. "
-            "2), of the model's content-free positional logits where it defines them (mean "
-            "over layers and heads: TISA's R² of extracted positional scores, App. C), and of "
-            "the identical-word-probe attention. A PE without a position table has no Gram "
-            "R²; each value's shuffled-positions control is on the boards. "
-            "No published row: the paper shows these analyses only as figures (Fig. 1-5, 8) "
-            "and prints no R² value."
-        ),
     )
 
 
