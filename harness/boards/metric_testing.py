@@ -26,6 +26,7 @@ import numpy as np
 
 from posharness.boards.cell_outputs import CellOutputs
 from posharness.boards.leaderboard import Score
+from posharness.boards.run_values import RunValues
 from posharness.contracts.examples import Example
 from posharness.contracts.metric_types import MetricType
 from posharness.stats.paired_resampling import paired_replicates
@@ -39,7 +40,7 @@ from posharness.stats.paired_tests import (
 from posharness.stats.pe_level import WITHIN_ONE_MODEL
 from posharness.stats.precision import EQUAL, EXACT_PREFIX, scale_of, why_exact
 from posharness.stats.seed_tests import run_level_test
-from posharness.stats.value_ranges import value_range
+from posharness.stats.value_ranges import Bounds, value_range
 
 # What a board's --seeds vary: the task's sample for one model, not the model (issue 47,
 # part 5); said wherever a test over them is printed.
@@ -66,9 +67,13 @@ def paired_test(
 
     A value that combines seeds or a protocol's runs is tested over them
     (``stats.seed_tests``), never over one run's examples as if that run were the cell."""
-    over_runs = _test_over_runs(a, b, metric, kind, score_a, score_b)
-    if over_runs is not None:
-        return over_runs
+    scores = (score_a, score_b)
+    bounds = value_range(metric, kind)
+    if max(score.n_seeds for score in scores) > 1:
+        return _test_over_task_seeds(scores, bounds)
+    runs = (a.runs if a is not None else None, b.runs if b is not None else None)
+    if any(r is not None for r in runs):
+        return _test_over_protocol_runs(runs, scores, metric, bounds)
     if kind.aggregate == "cell":
         return None, "one value per cell, nothing per example to resample: no paired test"
     if a is None or b is None:
@@ -78,37 +83,38 @@ def paired_test(
     return _test_aggregate(a, b, metric, score_a.mean, score_b.mean, seed)
 
 
-def _test_over_runs(
-    a: CellOutputs | None,
-    b: CellOutputs | None,
+def _test_over_task_seeds(
+    scores: tuple[Score, Score], bounds: Bounds | None
+) -> tuple[PairedTest | None, str]:
+    """The test over task seeds of a board's mean over ``--seeds`` (A's and B's
+    ``scores``); a side of one seed is that seed's value. ``bounds``, the range of one
+    value, keeps the interval inside the range of a difference."""
+    older = [s.n_seeds for s in scores if s.n_seeds > 1 and not s.per_seed]
+    if older:
+        return None, (
+            f"the board's value is a mean over {older[0]} task seeds and the board "
+            "records no per-seed values (written before they were): rebuild it from its "
+            "results for a test over the task seeds"
+        )
+    if min(s.n_seeds for s in scores) == 1:
+        per_seed = [s.per_seed or {"one seed": s.mean} for s in scores]
+    else:
+        per_seed = [s.per_seed or {} for s in scores]
+    delta = scores[1].mean - scores[0].mean
+    return run_level_test(per_seed[0], per_seed[1], delta, TASK_SEEDS, bounds=bounds)
+
+
+def _test_over_protocol_runs(
+    runs: tuple[RunValues | None, RunValues | None],
+    scores: tuple[Score, Score],
     metric: str,
-    kind: MetricType,
-    score_a: Score,
-    score_b: Score,
-) -> tuple[PairedTest | None, str] | None:
-    """The test over task seeds (a board's mean over ``--seeds``) or over a protocol's
-    runs (a fine-tuned cell's rates and seeds); None when each side is one run of one
-    seed. Its interval stays inside the range of a difference of ``metric``'s values."""
-    delta = score_b.mean - score_a.mean
-    bounds = value_range(metric, kind)
-    if max(score_a.n_seeds, score_b.n_seeds) > 1:
-        per_seed = [s.per_seed or {} for s in (score_a, score_b)]
-        older = [s.n_seeds for s in (score_a, score_b) if s.n_seeds > 1 and not s.per_seed]
-        if older:
-            return None, (
-                f"the board's value is a mean over {older[0]} task seeds and the board "
-                "records no per-seed values (written before they were): rebuild it from its "
-                "results for a test over the task seeds"
-            )
-        if score_a.n_seeds == 1 or score_b.n_seeds == 1:
-            per_seed = [s.per_seed or {"one seed": s.mean} for s in (score_a, score_b)]
-        return run_level_test(per_seed[0], per_seed[1], delta, TASK_SEEDS, bounds=bounds)
-    runs = [side.runs if side is not None else None for side in (a, b)]
-    if runs[0] is None and runs[1] is None:
-        return None
+    bounds: Bounds | None,
+) -> tuple[PairedTest | None, str]:
+    """The test over a protocol's runs (a fine-tuned cell's rates and seeds), A's and B's
+    ``runs`` (at least one recorded); a side without them is its one value."""
     values = [
-        r.of(metric) if r is not None else {"one run": v}
-        for r, v in zip(runs, (score_a.mean, score_b.mean), strict=True)
+        r.of(metric) if r is not None else {"one run": s.mean}
+        for r, s in zip(runs, scores, strict=True)
     ]
     if not all(values):
         return None, (
@@ -117,6 +123,7 @@ def _test_over_runs(
         )
     combine = {r.combine for r in runs if r is not None}
     how = combine.pop() if len(combine) == 1 else "mean or median"
+    delta = scores[1].mean - scores[0].mean
     return run_level_test(values[0], values[1], delta, "runs of the protocol", how, bounds)
 
 
