@@ -46,6 +46,23 @@ FIELDS = (
     "note",
 )
 
+# The record's fields read off the paired test (field -> PairedTest attribute), in FIELDS'
+# order; None where the row has no test.
+TEST_FIELDS = {
+    "ci_low": "ci_low",
+    "ci_high": "ci_high",
+    "test": "name",
+    "tested_on": "on",
+    "n": "n",
+    "p": "p_value",
+    "p_holm": "p_adjusted",
+    "p_method": "p_method",
+    "resamples": "resamples",
+    "patterns": "patterns",
+    "p_at_floor": "at_floor",
+    "effect_size_dz": "effect_size",
+}
+
 
 def verdict(m: MetricComparison) -> str:
     """'p < 0.05' or 'n.s.' by the Holm-adjusted p; the tolerance verdict of an exact or
@@ -77,18 +94,10 @@ def records(comparisons: list[RowComparison], keys: set[str] | None = None) -> l
                     "a": m.a,
                     "b": m.b,
                     "delta": m.delta,
-                    "ci_low": test.ci_low if test else None,
-                    "ci_high": test.ci_high if test else None,
-                    "test": test.name if test else None,
-                    "tested_on": test.on if test else None,
-                    "n": test.n if test else None,
-                    "p": test.p_value if test else None,
-                    "p_holm": test.p_adjusted if test else None,
-                    "p_method": test.p_method if test else None,
-                    "resamples": test.resamples if test else None,
-                    "patterns": test.patterns if test else None,
-                    "p_at_floor": test.at_floor if test else None,
-                    "effect_size_dz": test.effect_size if test else None,
+                    **{
+                        field: getattr(test, attribute) if test else None
+                        for field, attribute in TEST_FIELDS.items()
+                    },
                     "significant": test.significant(ALPHA) if test else None,
                     "verdict": verdict(m),
                     "flags": "; ".join(m.flags),
