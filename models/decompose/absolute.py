@@ -43,25 +43,16 @@ DEPTH_ATTR = "posharness_depth"
 QUERY_NAMES = ("query", "q_lin")
 KEY_NAMES = ("key", "k_lin")
 
-TISA_MEAN_WORD = Definition(
-    name="tisa-mean-word",
-    description="layer 1: mean word embedding + positions (TISA); layers 2+: positional-stream",
-    exact=False,
-    content_free_delta=True,
-    needs_reference=True,
+TISA_MEAN_WORD = Definition.estimate(
+    "tisa-mean-word",
+    "layer 1: mean word embedding + positions (TISA); layers 2+: positional-stream",
 )
-POSITIONAL_STREAM = Definition(
-    name="positional-stream",
-    description="every layer: mean attention input per absolute position over a corpus",
-    exact=False,
-    content_free_delta=True,
-    needs_reference=True,
+POSITIONAL_STREAM = Definition.estimate(
+    "positional-stream", "every layer: mean attention input per absolute position over a corpus"
 )
-MEAN_WORD_STREAM = Definition(
-    name="mean-word-stream",
-    description="every layer: the model run on the mean word embedding at every position",
-    exact=False,
-    content_free_delta=True,
+MEAN_WORD_STREAM = Definition.estimate(
+    "mean-word-stream",
+    "every layer: the model run on the mean word embedding at every position",
     needs_reference=False,
 )
 

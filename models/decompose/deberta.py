@@ -50,6 +50,17 @@ TALKING_HEADS = (
 
 EXACT = "c2p+p2c"
 MEAN_QK = "mean-qk"
+EXACT_DEFINITION = Definition(
+    name=EXACT,
+    description="gamma = c2c Q_i·K_j, delta = c2p + p2c (the model's relative terms)",
+    exact=True,
+    content_free_delta=False,
+)
+MEAN_QK_DEFINITION = Definition.estimate(
+    MEAN_QK,
+    "gamma = c2c, delta = c2p with the mean query + p2c with the mean key "
+    "(corpus means); the rest of c2p + p2c is the residual",
+)
 
 
 def _is_v1(module: nn.Module) -> bool:
@@ -269,24 +280,7 @@ class DebertaSplit:
     name = "DeBERTa disentangled relative attention"
     version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "deberta"
-    definitions = (
-        Definition(
-            name=EXACT,
-            description="gamma = c2c Q_i·K_j, delta = c2p + p2c (the model's relative terms)",
-            exact=True,
-            content_free_delta=False,
-        ),
-        Definition(
-            name=MEAN_QK,
-            description=(
-                "gamma = c2c, delta = c2p with the mean query + p2c with the mean key "
-                "(corpus means); the rest of c2p + p2c is the residual"
-            ),
-            exact=False,
-            content_free_delta=True,
-            needs_reference=True,
-        ),
-    )
+    definitions = (EXACT_DEFINITION, MEAN_QK_DEFINITION)
     uses_attention_interface = False
 
     def _encoder(self, model: nn.Module) -> Any:

@@ -31,6 +31,18 @@ class Definition:
     content_free_delta: bool
     needs_reference: bool = False  # statistics from a reference corpus (mean inputs, q, k)
 
+    @classmethod
+    def estimate(cls, name: str, description: str, *, needs_reference: bool = True) -> Definition:
+        """A definition whose delta is estimated from statistics (corpus means, or the model
+        run on a content-free input) instead of read off the model's own terms.
+
+        Every such estimate replaces the words by a mean, so its delta is content-free by
+        construction, and none is exact: the residual keeps what the estimate misses.
+        """
+        return cls(
+            name, description, exact=False, content_free_delta=True, needs_reference=needs_reference
+        )
+
     def mode_support(self, reference: str | None = None) -> dict[Mode, ModeSupport]:
         split = ModeSupport(
             exact=self.exact,

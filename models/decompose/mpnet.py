@@ -40,6 +40,21 @@ POSITIONAL_STREAM = "relative-bias+positional-stream"
 STREAM_ATTR = "posharness_mpnet_stream"  # a LayerStream on each module, or None
 PATCHED_ATTR = "posharness_mpnet_patched"
 
+RELATIVE_BIAS_DEFINITION = Definition(
+    name=RELATIVE_BIAS,
+    description=(
+        "gamma = q·k/sqrt(d) (still holding the input-added absolute PE), "
+        "delta = the shared bucketed relative bias b_h[bucket(j-i)]"
+    ),
+    exact=True,
+    content_free_delta=True,
+)
+POSITIONAL_STREAM_DEFINITION = Definition.estimate(
+    POSITIONAL_STREAM,
+    "delta = q(u_i)·k(u_j)/sqrt(d) + relative bias, u_t = mean layer input at "
+    "position t; gamma = q·k of x - u_t + mean(u); residual = the rest",
+)
+
 
 def _logits(module: Any, q: Any, k: Any, position_bias: Any) -> torch.Tensor:
     """The model's own logits, in its own order of operations (so ``both`` is bit-close)."""
@@ -115,27 +130,7 @@ class MPNetSplit:
     name = "MPNet (learned absolute input + bucketed relative bias)"
     version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "mpnet"
-    definitions = (
-        Definition(
-            name=RELATIVE_BIAS,
-            description=(
-                "gamma = q·k/sqrt(d) (still holding the input-added absolute PE), "
-                "delta = the shared bucketed relative bias b_h[bucket(j-i)]"
-            ),
-            exact=True,
-            content_free_delta=True,
-        ),
-        Definition(
-            name=POSITIONAL_STREAM,
-            description=(
-                "delta = q(u_i)·k(u_j)/sqrt(d) + relative bias, u_t = mean layer input at "
-                "position t; gamma = q·k of x - u_t + mean(u); residual = the rest"
-            ),
-            exact=False,
-            content_free_delta=True,
-            needs_reference=True,
-        ),
-    )
+    definitions = (RELATIVE_BIAS_DEFINITION, POSITIONAL_STREAM_DEFINITION)
     uses_attention_interface = False
 
     def _encoder(self, model: nn.Module) -> Any:

@@ -43,12 +43,8 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
-MEAN_QK = Definition(
-    name="mean-qk",
-    description="gamma = q·k unrotated; delta = mean-q · R(j-i) · mean-k (reference corpus)",
-    exact=False,
-    content_free_delta=True,
-    needs_reference=True,
+MEAN_QK = Definition.estimate(
+    "mean-qk", "gamma = q·k unrotated; delta = mean-q · R(j-i) · mean-k (reference corpus)"
 )
 
 MEANS_ATTR = "posharness_mean_qk"  # MeanQueryKey on each attention module, set by prepare

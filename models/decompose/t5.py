@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     import torch
     from torch import nn
 
+BUCKET_BIAS = Definition(
+    name="bucket-bias",
+    description="gamma = q·k, delta = the shared bucketed bias b_h[bucket(j-i)]",
+    exact=True,
+    content_free_delta=True,
+)
+
 
 class BucketBiasSplitter:
     def both(self, module: Any, query: Any, key: Any, scaling: float, kwargs: dict) -> Any:
@@ -49,14 +56,7 @@ class T5Split:
     name = "T5 bucketed relative bias"
     version = 1  # bump when its numbers change (tests/unit/core/test_split_versions.py)
     option = "t5"
-    definitions = (
-        Definition(
-            name="bucket-bias",
-            description="gamma = q·k, delta = the shared bucketed bias b_h[bucket(j-i)]",
-            exact=True,
-            content_free_delta=True,
-        ),
-    )
+    definitions = (BUCKET_BIAS,)
     uses_attention_interface = True
 
     def _stack(self, model: nn.Module) -> Any:
