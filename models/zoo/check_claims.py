@@ -120,32 +120,53 @@ def _translation_invariant(
     unit: SchemeUnit, config: Any, n: int, generator: torch.Generator
 ) -> Finding:
     values = _read(unit, config, n, generator).values
-    scale = _scale(values)
-    measured, at = _worst(_gap(values[:, 1:, 1:], values[:, :-1, :-1]))
-    if not measured <= CLAIM_TOLERANCE * scale:
-        return Finding(
-            False,
-            f"its term is not a function of j - i: T(i+1, j+1) - T(i, j) reaches {measured:.3g} "
-            f"({_at(at)}), {_beyond(scale)}",
-            _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else "",
-        )
-    return Finding(
-        True, f"T(i+1, j+1) = T(i, j) at every i, j and head: {_within(measured, scale)}"
+    return _equal_views(
+        unit,
+        values,
+        values[:, 1:, 1:],
+        values[:, :-1, :-1],
+        difference="its term is not a function of j - i: T(i+1, j+1) - T(i, j)",
+        equality="T(i+1, j+1) = T(i, j)",
     )
 
 
 def _symmetric(unit: SchemeUnit, config: Any, n: int, generator: torch.Generator) -> Finding:
     values = _read(unit, config, n, generator, same=True).values
+    return _equal_views(
+        unit,
+        values,
+        values,
+        values.transpose(-1, -2),
+        difference="T(j, i) - T(i, j)",
+        equality="T(j, i) = T(i, j)",
+        note=", the same content on both sides",
+    )
+
+
+def _equal_views(
+    unit: SchemeUnit,
+    values: torch.Tensor,
+    first: torch.Tensor,
+    second: torch.Tensor,
+    *,
+    difference: str,
+    equality: str,
+    note: str = "",
+) -> Finding:
+    """Whether two re-indexed views of the term ``values`` (shifted along the diagonal,
+    transposed) agree within the tolerance of its scale: translation invariance and
+    symmetry are both this one measurement, phrased by ``difference`` (what reaches the
+    worst gap), ``equality`` (what holds) and ``note`` (beside the place of the gap). A
+    query/key transform that fails gets the hint on the roles of its maps."""
     scale = _scale(values)
-    measured, at = _worst(_gap(values, values.transpose(-1, -2)))
+    measured, at = _worst(_gap(first, second))
     if not measured <= CLAIM_TOLERANCE * scale:
         return Finding(
             False,
-            f"T(j, i) - T(i, j) reaches {measured:.3g} ({_at(at)}, the same content on both "
-            f"sides), {_beyond(scale)}",
+            f"{difference} reaches {measured:.3g} ({_at(at)}{note}), {_beyond(scale)}",
             _ROLE_HINT if unit.kind == registry.QUERY_KEY_TRANSFORM else "",
         )
-    return Finding(True, f"T(j, i) = T(i, j) at every i, j and head: {_within(measured, scale)}")
+    return Finding(True, f"{equality} at every i, j and head: {_within(measured, scale)}")
 
 
 def _depends_on_query_position(
