@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -256,10 +256,11 @@ def _write(
             separator=sep_id,
         )
         with (staging / BLOCKS).open("wb") as handle:
-            content = _Content()
-            count = _write_rows(pieces, handle, block_size, cls_id, sep_id, progress, content)
+            output = _BlocksFile(handle, block_size, cls_id, sep_id)
+            count = _write_rows(pieces, output, progress)
             handle.flush()
             os.fsync(handle.fileno())
+        content = output.content
         if count == 0:
             raise DataError(
                 f"the corpus has fewer than {block_size - 2} tokens, not one block of "
@@ -347,43 +348,41 @@ def _no_space(corpus: Corpus, root: Path, progress: _Progress) -> str:
     return f"{head}: free about {-(-int(needed - free) // mb)} MB ({rows}) {tail}"
 
 
+@dataclass
+class _BlocksFile:
+    """The blocks file being written: where rows go, how each is framed (``[CLS]`` first,
+    ``[SEP]`` last, ``block_size`` ids) and the hash of what went there so far."""
+
+    handle: Any
+    block_size: int
+    cls_id: int
+    sep_id: int
+    content: _Content = field(default_factory=_Content)
+
+
 def _write_rows(
-    pieces: Iterable[list[int]],
-    handle: Any,
-    block_size: int,
-    cls_id: int,
-    sep_id: int,
-    progress: _Progress | None = None,
-    content: _Content | None = None,
+    pieces: Iterable[list[int]], output: _BlocksFile, progress: _Progress | None = None
 ) -> int:
     """Frame the pieces as ``[CLS] ... [SEP]`` rows and append them in int32 chunks."""
     count, rows = 0, []
-    row_bytes = block_size * np.dtype(np.int32).itemsize
+    row_bytes = output.block_size * np.dtype(np.int32).itemsize
     for piece in pieces:
         rows.append(piece)
         if len(rows) == _ROWS_PER_WRITE:
-            count += _flush(rows, handle, block_size, cls_id, sep_id, content)
+            count += _flush(rows, output)
             rows = []
             if progress is not None:
                 progress.written = count * row_bytes
     if rows:
-        count += _flush(rows, handle, block_size, cls_id, sep_id, content)
+        count += _flush(rows, output)
     return count
 
 
-def _flush(
-    rows: list[list[int]],
-    handle: Any,
-    block_size: int,
-    cls_id: int,
-    sep_id: int,
-    content: _Content | None = None,
-) -> int:
-    framed = np.empty((len(rows), block_size), dtype=np.int32)
-    framed[:, 0], framed[:, -1] = cls_id, sep_id
+def _flush(rows: list[list[int]], output: _BlocksFile) -> int:
+    framed = np.empty((len(rows), output.block_size), dtype=np.int32)
+    framed[:, 0], framed[:, -1] = output.cls_id, output.sep_id
     framed[:, 1:-1] = np.asarray(rows, dtype=np.int32)
-    framed.tofile(handle)
-    if content is not None:
-        content.sha256.update(framed.tobytes())
-        content.max_id = max(content.max_id, int(framed.max()))
+    framed.tofile(output.handle)
+    output.content.sha256.update(framed.tobytes())
+    output.content.max_id = max(output.content.max_id, int(framed.max()))
     return len(rows)
