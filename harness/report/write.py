@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OutputError
-from posharness.storage.io import WRITE_ERRORS, sweep_stale_temporaries, temporary_tag
+from posharness.storage.io import (
+    sweep_stale_temporaries,
+    temporary_tag,
+    write_errors_in_one_line,
+)
 
 MANIFEST = "report.json"
 FORMAT = "posharness-report/1"
@@ -68,23 +72,20 @@ def write_folder(
     except OSError as exc:
         raise OutputError(f"cannot write to {parent} ({exc.strerror}): {hint}") from exc
     try:
-        for relative, text in sorted(texts.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        for relative, source in sorted(copies.items()):
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, path)
-        (staging / MANIFEST).write_text(
-            json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-        )
-        os.chmod(staging, 0o777 & ~_UMASK)  # mkdtemp makes 0700; a report is shared
-        _replace(staging, target)
-    except OSError as exc:
-        if exc.errno not in WRITE_ERRORS:
-            raise
-        raise OutputError(f"cannot write the report to {target} ({exc.strerror}): {hint}") from exc
+        with write_errors_in_one_line(f"the report to {target}", hint):
+            for relative, text in sorted(texts.items()):
+                path = staging / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+            for relative, source in sorted(copies.items()):
+                path = staging / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, path)
+            (staging / MANIFEST).write_text(
+                json.dumps(manifest, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
+            os.chmod(staging, 0o777 & ~_UMASK)  # mkdtemp makes 0700; a report is shared
+            _replace(staging, target)
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

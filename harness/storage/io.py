@@ -118,18 +118,28 @@ def atomic_target(path: Path, *, hint: str = "choose a writable folder") -> Iter
         ) from exc
     tmp = Path(name)
     try:
-        yield tmp
-        kill_point("atomic-write")
-        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a result is a normal file
-        os.replace(tmp, path)
-    except OSError as exc:
-        if exc.errno not in WRITE_ERRORS:
-            raise
-        # A full disk or a folder gone read-only mid-run: one line, the old file intact.
-        raise OutputError(f"cannot write {path} ({exc.strerror}): {_advice(exc, hint)}") from exc
+        with write_errors_in_one_line(str(path), hint):  # the old file stays intact
+            yield tmp
+            kill_point("atomic-write")
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; a result is a normal file
+            os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextmanager
+def write_errors_in_one_line(what: str, hint: str) -> Iterator[None]:
+    """A write failure in the block that the user can fix (``WRITE_ERRORS``: a full disk,
+    a quota, a folder gone read-only mid-run) ends in one line, ``cannot write WHAT
+    (reason): fix``, with ``hint`` as the fix; any other OSError keeps its traceback. What
+    a file (:func:`atomic_target`) and a report folder are written under alike."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in WRITE_ERRORS:
+            raise
+        raise OutputError(f"cannot write {what} ({exc.strerror}): {_advice(exc, hint)}") from exc
 
 
 def _advice(exc: OSError, hint: str) -> str:
