@@ -9,6 +9,7 @@ LaTeX, ``|`` for Markdown), so a name never breaks the file.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from posharness.study.latex_text import latex_escape, latex_label
 from posharness.study.tables import ComputedTable, TableRow
@@ -178,13 +179,8 @@ def draw_scatter(table: ComputedTable, path: Path) -> Path:
         Line2D([], [], linestyle="", marker=markers.get(mode, "o"), color="black", label=mode)
         for mode in modes
     ]
-    fig.legend(handles=handles, loc="center right", fontsize=7, frameon=False)
-    fig.suptitle(table.spec.title, fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1 - 2.2 / fig.get_figwidth(), 1))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
-    return path
+    names = [handle.get_label() for handle in handles]
+    return _save_with_legend(fig, handles, names, 2.2, table.spec.title, path)
 
 
 def draw_dynamics(table: ComputedTable, path: Path) -> Path:
@@ -223,9 +219,20 @@ def draw_dynamics(table: ComputedTable, path: Path) -> Path:
             if name not in names:
                 handles.append(handle)
                 names.append(name)
+    return _save_with_legend(fig, handles, names, 1.4, table.spec.title, path)
+
+
+def _save_with_legend(
+    fig: Any, handles: list[Any], names: list[str], legend_inches: float, title: str, path: Path
+) -> Path:
+    """A study figure finished alike: ``title`` above, the legend in a margin of
+    ``legend_inches`` on the right (its longest names' width), written to ``path``
+    without a software stamp (the same figure, the same bytes) and closed."""
+    import matplotlib.pyplot as plt
+
     fig.legend(handles, names, loc="center right", fontsize=7, frameon=False)
-    fig.suptitle(table.spec.title, fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1 - 1.4 / fig.get_figwidth(), 1))
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1 - legend_inches / fig.get_figwidth(), 1))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, metadata={"Software": None})
     plt.close(fig)
