@@ -20,12 +20,13 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from posharness.base.errors import DataError, OptionError, OutputError
 from posharness.storage.hashing import hash_files
 from posharness.storage.io import atomic_target
 from posharness.tasks.dep_heads.tree import ROOT, ROOT_RELATION, Sentence, conllu_lines
+from posharness.tasks.text_lines import numbered_lines
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -139,16 +140,8 @@ def parse_text_file(text_path: Path, nlp: Language, out_path: Path) -> ParseStat
     text_path, out_path = Path(text_path), Path(out_path)
     if out_path.resolve() == text_path.resolve():
         raise OptionError(f"{out_path}: the CoNLL-U output would overwrite the text it parses")
-    try:
-        handle = text_path.open("rb")
-    except OSError as error:
-        raise DataError(
-            f"{text_path}: cannot read the text file ({error.strerror or error}); "
-            "pass an existing UTF-8 file with one document a line"
-        ) from error
-    with handle:
-        lines = _utf8_lines(handle, text_path)
-        return _write_conllu(parse_lines(nlp, lines, source=text_path.name), text_path, out_path)
+    lines = (line for _, line in numbered_lines(text_path))
+    return _write_conllu(parse_lines(nlp, lines, source=text_path.name), text_path, out_path)
 
 
 def _write_conllu(sentences: Iterable[Sentence], text_path: Path, out_path: Path) -> ParseStats:
@@ -182,23 +175,6 @@ def _remove(path: Path) -> None:
     # The error being raised matters more than a leftover we cannot delete.
     with contextlib.suppress(OSError):
         path.unlink(missing_ok=True)
-
-
-def _utf8_lines(handle: IO[bytes], text_path: Path) -> Iterator[str]:
-    """Lines decoded one by one, so a bad byte is reported with its line number."""
-    number = 0
-    try:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise DataError(
-                    f"{text_path}:{number}: not UTF-8 (byte {error.start + 1} of the line); "
-                    "save the file as UTF-8"
-                ) from error
-            yield text.removeprefix("\ufeff") if number == 1 else text
-    except OSError as error:
-        raise DataError(f"{text_path}:{number + 1}: cannot read the text file ({error})") from error
 
 
 def _documents(lines: Iterable[str], source: str, max_length: int) -> Iterator[tuple[str, int]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from posharness.base.errors import DataError
-from posharness.tasks.finetune.data.lines import score
+from posharness.tasks.finetune.data.labels import score
 from posharness.tasks.finetune.types import DatasetSpec, Example, HubSource, LoadedSplit
 
 HUB_HOST = "huggingface.co"

@@ -18,8 +18,9 @@ from typing import Protocol, TypeAlias
 
 from posharness.base.errors import DataError
 from posharness.storage.io import parse_json_object
-from posharness.tasks.finetune.data.lines import class_index, numbered_lines, score
+from posharness.tasks.finetune.data.labels import class_index, score
 from posharness.tasks.finetune.types import DatasetSpec, Example
+from posharness.tasks.text_lines import numbered_lines
 
 EMPTY_LINE = "empty line"
 NO_GOLD_LABEL = "no gold label"

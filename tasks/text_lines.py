@@ -1,4 +1,6 @@
-"""Numbered, decoded lines of dataset files, and the label checks every reader shares.
+"""Numbered, decoded lines of a text file, for every task family that reads one: the
+fine-tuning datasets (``finetune.data.readers``) and the raw text spaCy parses
+(``dep_heads.spacy_parse``).
 
 Files are read line by line in binary and decoded here, so that every problem can be
 reported as ``FILE:LINE: what is wrong: what to do``. No csv module: GLUE quotes are
@@ -8,12 +10,13 @@ fields are simply ``line.split("\\t")``.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from posharness.base.errors import DataError
+
+__all__ = ["numbered_lines"]
 
 _BOM = "\ufeff"
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -86,34 +89,3 @@ def _without_line_end(text: str, number: int) -> str:
     if number == 1 and text.startswith(_BOM):
         text = text[1:]
     return text
-
-
-def class_index(raw: str, values: Mapping[str, int], where: str, column: str) -> int:
-    """The class index of a label as written in the file; unknown labels name the allowed ones."""
-    if raw in values:
-        return values[raw]
-    allowed = ", ".join(repr(value) for value in values)
-    raise DataError(
-        f"{where}: unknown label {raw!r} in {column}: expected one of {allowed}: "
-        "fix the row or check that this is the right file"
-    )
-
-
-def score(raw: object, score_range: tuple[float, float] | None, where: str, column: str) -> float:
-    """A regression score as a float inside the dataset's documented range."""
-    try:
-        value = float(raw)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        value = math.nan
-    if not math.isfinite(value):
-        raise DataError(
-            f"{where}: score {raw!r} in {column} is not a number: "
-            "fix the row or check that this is the right file"
-        )
-    if score_range is not None and not score_range[0] <= value <= score_range[1]:
-        low, high = score_range
-        raise DataError(
-            f"{where}: score {value:g} in {column} is outside the range {low:g}..{high:g} "
-            "of this dataset: fix the row or check that this is the right file"
-        )
-    return value
