@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 PAST, PRESENT = "PAST", "PRES"
 SINGULAR, PLURAL = "NN", "NNS"
+TENSE_CLASSES = (PAST, PRESENT)  # Tense's two classes
+NUMBER_CLASSES = (SINGULAR, PLURAL)  # SubjNum's and ObjNum's, the head noun's PTB tag
+# The finite verb's PTB tag gives its tense (Conneau et al. §3); both readers go by it.
+TAG_TENSE = {"VBD": PAST, "VBZ": PRESENT, "VBP": PRESENT}
 NO_PARSE = "no_parse"
 
 

@@ -8,10 +8,8 @@ from collections.abc import Callable
 
 from posharness.tasks.senteval.building.balance import Candidate, allocate_grouped, rng_for
 from posharness.tasks.senteval.building.clause_records import (
-    PAST,
-    PLURAL,
-    PRESENT,
-    SINGULAR,
+    NUMBER_CLASSES,
+    TENSE_CLASSES,
     Finding,
 )
 from posharness.tasks.senteval.building.clauses import main_clause_tense
@@ -25,7 +23,7 @@ def past_present(context: TaskContext) -> TaskResult:
     return _main_clause_task(
         context,
         "tense",
-        (PAST, PRESENT),
+        TENSE_CLASSES,
         main_clause_tense,
         "tense of the main clause's finite verb (VBD -> PAST, VBZ/VBP -> PRES; UD Tense "
         "feature checked against the tag); target = the clause's lexical head (verb, or "
@@ -37,7 +35,7 @@ def subject_number(context: TaskContext) -> TaskResult:
     return _main_clause_task(
         context,
         "subjnum",
-        (SINGULAR, PLURAL),
+        NUMBER_CLASSES,
         subject_number_of,
         "number (NN/NNS) of the head noun of the main clause's subject (UD nsubj of the "
         "root; in a tree the last NP before the main VP); proper nouns and pronouns left out",
@@ -48,7 +46,7 @@ def object_number(context: TaskContext) -> TaskResult:
     return _main_clause_task(
         context,
         "objnum",
-        (SINGULAR, PLURAL),
+        NUMBER_CLASSES,
         object_number_of,
         "number (NN/NNS) of the head noun of the main verb's direct object (UD obj of the "
         "root; in a tree the NP complement of the lexical verb, not after a copula)",

@@ -12,10 +12,8 @@ right-most noun among the NP's own children (the Collins head rule for NPs), ent
 from __future__ import annotations
 
 from posharness.tasks.senteval.building.clause_records import (
-    PAST,
-    PLURAL,
-    PRESENT,
-    SINGULAR,
+    NUMBER_CLASSES,
+    TAG_TENSE,
     Coordination,
     Finding,
     Labelled,
@@ -34,7 +32,7 @@ def tense(tree: Node) -> Finding:
     if isinstance(found, str):
         return found
     finite, _, lexical = found
-    label = {"VBD": PAST, "VBZ": PRESENT, "VBP": PRESENT}.get(finite.label)
+    label = TAG_TENSE.get(finite.label)
     if label is None:
         return "modal" if finite.label == "MD" else "no_finite_verb"
     target = (lexical.word or "").lower()
@@ -148,7 +146,7 @@ def _noun_number(tree: Node, np: Node) -> Finding:
         if first.label != "NP":
             return "head_not_noun"
         np = first
-    if head.label not in (SINGULAR, PLURAL):
+    if head.label not in NUMBER_CLASSES:
         return "proper_noun"
     word = head.word or ""
     return Labelled(head.label, word.lower(), _starts(tree)[id(head)], word, head.label)

@@ -15,6 +15,7 @@ from posharness.tasks.senteval.building.clause_records import (
     PLURAL,
     PRESENT,
     SINGULAR,
+    TAG_TENSE,
     Coordination,
     Finding,
     Labelled,
@@ -22,7 +23,6 @@ from posharness.tasks.senteval.building.clause_records import (
 from posharness.tasks.senteval.building.conllu import UdWord
 
 _TENSES = {"Past": PAST, "Pres": PRESENT}
-_TAG_TENSE = {"VBD": PAST, "VBZ": PRESENT, "VBP": PRESENT}
 _NUMBERS = {SINGULAR: "Sing", PLURAL: "Plur"}
 _SUBJECTS = ("nsubj",)
 _OBJECTS = ("obj", "dobj")
@@ -46,7 +46,7 @@ def tense(words: tuple[UdWord, ...]) -> Finding:
     label = _TENSES.get(finite.feature("Tense") or "")
     if label is None:
         return "no_tense_feature"
-    if finite.xpos in _TAG_TENSE and _TAG_TENSE[finite.xpos] != label:
+    if finite.xpos in TAG_TENSE and TAG_TENSE[finite.xpos] != label:
         return "tense_tag_conflict"
     return Labelled(label, root.form.lower(), root.index - 1)
 
