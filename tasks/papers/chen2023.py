@@ -137,11 +137,22 @@ def table1() -> StudyTable:
     )
 
 
-def draft_table3() -> StudyTable:
+def _draft_downstream_table(number: int, subject: str, about: str, differs: str) -> StudyTable:
+    """A downstream table of the ICLR draft that the final paper dropped: its id, title and
+    published rows all follow from the draft's table number."""
     return _downstream_table(
-        "chen2023.draft_table3",
-        "Chen et al. (ICLR draft), Table 3: sequence combination across ten tasks",
-        ("chen2023-draft", "table3"),
+        f"chen2023.draft_table{number}",
+        f"Chen et al. (ICLR draft), Table {number}: {subject}",
+        ("chen2023-draft", f"table{number}"),
+        about,
+        differs,
+    )
+
+
+def draft_table3() -> StudyTable:
+    return _draft_downstream_table(
+        3,
+        "sequence combination across ten tasks",
         about="""
             A*: the learnable attenuated encoding added to the contextual weights; -Seq:
             positional attention first, then contextual attention (Eq. 10, Listing 3); ALiBi:
@@ -155,10 +166,9 @@ def draft_table3() -> StudyTable:
 
 
 def draft_table7() -> StudyTable:
-    return _downstream_table(
-        "chen2023.draft_table7",
-        "Chen et al. (ICLR draft), Table 7: ablation of positional and contextual input",
-        ("chen2023-draft", "table7"),
+    return _draft_downstream_table(
+        7,
+        "ablation of positional and contextual input",
         about="""
             BERT-only-c: pre-trained without the position embeddings p_i of Eq. 2; BERT-only-p:
             without the token embeddings x_i (App. B.5, App. C.2).
