@@ -25,15 +25,25 @@ def _switch(value: str) -> bool:
     return value == "on"
 
 
+# --corpus of pretrain, prepare-corpus and train-tokenizer: all three read it with
+# corpus.read_corpus, so they take the same forms and say so in the same words.
+CORPUS_OPTION = Option(
+    "corpus",
+    None,
+    "Plain text, WikiExtractor output or JSON lines (a file or a folder), a saved or local "
+    "`datasets` dataset, or hf:NAME[:CONFIG]; @SPLIT and #COLUMN may follow "
+    "(docs/pretraining.md).",
+    Path,
+    required=True,
+)
+
 # posharness pretrain's options, declared once (posharness.run.option_schema.Option): the click
 # options come from this list, and those named like PretrainSettings fields fill it.
 PRETRAIN_OPTIONS: tuple[Option, ...] = (
     Option("name", None, "A zoo scheme, e.g. tupe-r.", flag="--model", metavar="NAME",
            required=True),
     Option("size", "mini", "tiny, narrow, mini, small or base.", show_default=True),
-    Option("corpus", None, "Plain text, WikiExtractor output or JSON lines (a file or a folder), "
-           "a saved or local `datasets` dataset, or hf:NAME[:CONFIG]; @SPLIT and #COLUMN may "
-           "follow (docs/pretraining.md).", Path, required=True),
+    CORPUS_OPTION,
     Option("recipe", None, "A named recipe: " + ", ".join(RECIPE_NAMES) + " (docs/pretraining.md"
            "); the options below override its settings.", metavar="NAME"),
     Option("steps", None, "Optimizer steps [required without --recipe].", int, cli_default=None),
@@ -233,11 +243,7 @@ def _vocab_size(values: dict[str, Any], given: set[str]) -> int:
 
 
 @click.command(name="prepare-corpus")
-@path_option(
-    "--corpus",
-    required=True,
-    help="Plain text, WikiExtractor output or JSON lines with a text field (file or folder).",
-)
+@click_options((CORPUS_OPTION,))
 @click.option(
     "--tokenizer",
     required=True,

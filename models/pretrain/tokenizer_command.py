@@ -8,15 +8,12 @@ from pathlib import Path
 
 import click
 
-from posharness.cli.click_options import include_option, path_option
+from posharness.cli.click_options import click_options, include_option, path_option
+from posharness.models.pretrain.commands import CORPUS_OPTION
 
 
 @click.command(name="train-tokenizer")
-@path_option(
-    "--corpus",
-    required=True,
-    help="The pretraining corpus, in any form `posharness pretrain --corpus` reads.",
-)
+@click_options((CORPUS_OPTION,))
 @click.option("--vocab-size", default=30522, show_default=True, help="WordPiece pieces.")
 @path_option(
     "--out",
