@@ -247,8 +247,8 @@ def _refuse_untrained_positions(name: str, options: dict[str, Any]) -> None:
     """
     import torch
 
-    from posharness.models.zoo.position_effect import positions_ignored
     from posharness.models.zoo.encoder import PEForMaskedLM, config_for
+    from posharness.models.zoo.position_effect import positions_ignored
 
     with torch.random.fork_rng():
         torch.manual_seed(0)
