@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference
+from posharness.models.decompose.mode_split import Definition, Reference, base_model
 
 if TYPE_CHECKING:
     import torch
@@ -283,11 +283,8 @@ class DebertaSplit:
     definitions = (EXACT_DEFINITION, MEAN_QK_DEFINITION)
     uses_attention_interface = False
 
-    def _encoder(self, model: nn.Module) -> Any:
-        return model.base_model.encoder
-
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
-        return [layer.attention.self for layer in self._encoder(model).layer]
+        return [layer.attention.self for layer in base_model(model).encoder.layer]
 
     def query_inputs(self, model: nn.Module) -> list[nn.Module]:
         """v2/v3: ``query_proj``; v1: the fused ``in_proj`` (same input)."""
@@ -349,7 +346,7 @@ class DebertaSplit:
         modules = self.attention_modules(model)
         if any(getattr(m, MEAN_QK_ATTR, None) is None for m in modules):
             return None
-        encoder = self._encoder(model)
+        encoder = base_model(model).encoder
         weight = next(model.parameters())
         probe = torch.zeros(1, length, 1, device=weight.device)
         relative_pos = encoder.get_rel_pos(probe)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from posharness.contracts.adapter import Mode, ModeSupport
 
@@ -103,6 +103,13 @@ class ModeSplit(Protocol):
         self, model: nn.Module, length: int, definition: Definition
     ) -> torch.Tensor | None:
         """The content-free positional logits [L, H, n, n] (after ``prepare``), or None."""
+
+
+def base_model(model: nn.Module) -> Any:
+    """The transformer body inside any task head, where every split finds its layers:
+    transformers' ``base_model`` (the attribute its ``base_model_prefix`` names — ``deberta``,
+    ``mpnet``, ``transformer`` for XLNet — or the model itself when it is the body)."""
+    return getattr(model, "base_model", model)
 
 
 def definition_named(family: ModeSplit, name: str | None) -> Definition:

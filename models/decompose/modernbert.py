@@ -13,7 +13,7 @@ from posharness.models.decompose.core import (
     matmul_scores,
 )
 from posharness.models.decompose.fused import Fused
-from posharness.models.decompose.mode_split import Definition
+from posharness.models.decompose.mode_split import Definition, base_model
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotarySplit,
@@ -104,7 +104,7 @@ class ModernBertSplit(RotarySplit):
     uses_attention_interface = True
 
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
-        return [layer.attn for layer in self._base(model).layers]
+        return [layer.attn for layer in base_model(model).layers]
 
     def query_inputs(self, model: nn.Module) -> list[nn.Module]:
         return [module.Wqkv for module in self.attention_modules(model)]
@@ -128,7 +128,7 @@ class ModernBertSplit(RotarySplit):
         """(cos, sin) [1, n, d] of positions 0..n−1 from the model's rotary module, float32."""
         import torch
 
-        base = self._base(model)
+        base = base_model(model)
         layer_type = base.config.layer_types[layer]
         device = next(base.parameters()).device
         positions = torch.arange(length, device=device)[None]
@@ -137,7 +137,7 @@ class ModernBertSplit(RotarySplit):
 
     def window(self, model: nn.Module, layer: int) -> int | None:
         """Half-width of a local layer's window (|i − j| ≤ it is visible); None if global."""
-        base = self._base(model)
+        base = base_model(model)
         if base.config.layer_types[layer] != "sliding_attention":
             return None
         return int(base.config.sliding_window)
@@ -178,7 +178,7 @@ class ModernBertSplit(RotarySplit):
 
     def symmetry_parts(self, model: nn.Module, length: int) -> list[tuple[Any, Any, Any]]:
         """Per layer :func:`rope_symmetry_parts` with that layer type's frequencies."""
-        base = self._base(model)
+        base = base_model(model)
         parts = []
         for layer, module in enumerate(self.attention_modules(model)):
             layer_type = base.config.layer_types[layer]

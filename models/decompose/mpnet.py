@@ -28,7 +28,7 @@ from posharness.models.decompose.core import (
     runs_fused,
 )
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference
+from posharness.models.decompose.mode_split import Definition, Reference, base_model
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -133,11 +133,8 @@ class MPNetSplit:
     definitions = (RELATIVE_BIAS_DEFINITION, POSITIONAL_STREAM_DEFINITION)
     uses_attention_interface = False
 
-    def _encoder(self, model: nn.Module) -> Any:
-        return getattr(model, "mpnet", model).encoder
-
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
-        layers: Any = self._encoder(model).layer
+        layers: Any = base_model(model).encoder.layer
         return [layer.attention.attn for layer in layers]
 
     def query_inputs(self, model: nn.Module) -> list[nn.Module]:
@@ -176,7 +173,7 @@ class MPNetSplit:
         with torch.no_grad():
             # The model's own bias for an unpadded sequence; only x's batch and length count.
             probe = torch.zeros(1, length, 1, device=device)
-            bias = self._encoder(model).compute_position_bias(probe)[0].float()  # [H, n, n]
+            bias = base_model(model).encoder.compute_position_bias(probe)[0].float()  # [H, n, n]
             if definition.name != POSITIONAL_STREAM:
                 return bias.unsqueeze(0).expand(len(modules), *bias.shape).cpu().clone()
             layers = []

@@ -18,7 +18,7 @@ from posharness.models.decompose.core import (
     runs_fused,
 )
 from posharness.models.decompose.fused import Fused, fused_attend
-from posharness.models.decompose.mode_split import Definition
+from posharness.models.decompose.mode_split import Definition, base_model
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotarySplit,
@@ -130,7 +130,7 @@ class RoFormerSplit(RotarySplit):
     uses_attention_interface = False
 
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
-        return [layer.attention.self for layer in self._base(model).encoder.layer]
+        return [layer.attention.self for layer in base_model(model).encoder.layer]
 
     def query_inputs(self, model: nn.Module) -> list[nn.Module]:
         return [module.query for module in self.attention_modules(model)]
@@ -157,7 +157,7 @@ class RoFormerSplit(RotarySplit):
         import torch
 
         with torch.no_grad():
-            table = self._base(model).encoder.embed_positions((1, length), 0)
+            table = base_model(model).encoder.embed_positions((1, length), 0)
         return table[None, None, :, :].float()
 
     def positional_scores(

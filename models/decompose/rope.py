@@ -162,9 +162,6 @@ class RotarySplit:
     option = "rope"
     definitions = (MEAN_QK,)
 
-    def _base(self, model: nn.Module) -> Any:
-        return getattr(model, "base_model", model)
-
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
         raise NotImplementedError
 

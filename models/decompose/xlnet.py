@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference
+from posharness.models.decompose.mode_split import Definition, Reference, base_model
 
 if TYPE_CHECKING:
     import torch
@@ -210,12 +210,8 @@ class XLNetSplit:
     definitions = (CODE_GROUPING, CONTENT_FREE)
     uses_attention_interface = False
 
-    def _base(self, model: nn.Module) -> Any:
-        """``XLNetModel`` itself, or the one inside a task head (``model.transformer``)."""
-        return model.transformer if hasattr(model, "transformer") else model
-
     def attention_modules(self, model: nn.Module) -> list[nn.Module]:
-        return [layer.rel_attn for layer in self._base(model).layer]
+        return [layer.rel_attn for layer in base_model(model).layer]
 
     def query_inputs(self, model: nn.Module) -> list[nn.Module]:
         """The attention modules: their first forward argument ``h`` is the layer input.
@@ -256,7 +252,7 @@ class XLNetSplit:
         """
         import torch
 
-        base = self._base(model)
+        base = base_model(model)
         modules = self.attention_modules(model)
         device = modules[0].r.device
         with torch.no_grad():
