@@ -18,6 +18,7 @@ from typing import Any
 
 from posharness.base.errors import OutputError
 from posharness.storage.io import (
+    read_json_or_none,
     sweep_stale_temporaries,
     temporary_tag,
     write_errors_in_one_line,
@@ -31,10 +32,7 @@ os.umask(_UMASK)
 
 
 def is_report(folder: Path) -> bool:
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+    data = read_json_or_none(folder / MANIFEST)
     return isinstance(data, dict) and str(data.get("format", "")).startswith("posharness-report/")
 
 

@@ -273,6 +273,17 @@ def atomic_write_json(path: Path, document: Any, *, indent: int | None = 1) -> N
     atomic_write_text(path, json.dumps(document, indent=indent) + "\n")
 
 
+def read_json_or_none(path: Path) -> Any:
+    """The JSON document at ``path``, or None where there is none to read: no file yet, or
+    one that cannot be read or parsed. For the optional records a run keeps beside its
+    outputs (a stage's state, a plan, a report's manifest): each is written whole by
+    :func:`atomic_write_json`, so a broken one did not come from us and counts as absent."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
 def json_object_lines(path: Path, expected: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every non-empty line of a JSON-lines file.
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from posharness.base.errors import StudyChanged
-from posharness.storage.io import atomic_write_json
+from posharness.storage.io import atomic_write_json, read_json_or_none
 from posharness.study.dag import EVALUATE, PRETRAIN, Stage
 from posharness.study.folder import PLAN_FILE, StudyFolder, portable
 
@@ -122,10 +122,8 @@ def _short(value: Any) -> str:
 
 
 def _previous_plan(folder: StudyFolder) -> dict[str, Any]:
-    try:
-        return json.loads((folder.root / PLAN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    plan = read_json_or_none(folder.root / PLAN_FILE)
+    return plan if isinstance(plan, dict) else {}
 
 
 def _has_outputs(stage: Stage, folder: StudyFolder) -> bool:

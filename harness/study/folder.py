@@ -9,7 +9,6 @@ either recorded as done with its outputs in place, or not recorded at all.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from posharness.storage.io import atomic_write_json, atomic_write_text
+from posharness.storage.io import atomic_write_json, atomic_write_text, read_json_or_none
 
 STUDY_COPY = "study.toml"
 PLAN_FILE = "plan.json"
@@ -96,11 +95,7 @@ class StudyFolder:
 
     # -- records ---------------------------------------------------------------------------
     def record(self, stage_id: str) -> dict[str, Any] | None:
-        path = self.record_path(stage_id)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        return read_json_or_none(self.record_path(stage_id))
 
     def mark_done(self, stage_id: str, digest: str, **facts: Any) -> None:
         atomic_write_json(
@@ -118,10 +113,7 @@ class StudyFolder:
     def planned(self, stage_id: str) -> Any:
         """The settings ``plan.json`` holds for a stage (paths relative to the study
         file's folder), or None."""
-        try:
-            plan = json.loads((self.root / PLAN_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        plan = read_json_or_none(self.root / PLAN_FILE)
         return plan.get(stage_id) if isinstance(plan, dict) else None
 
     def forget(self, stage_id: str) -> None:
@@ -131,10 +123,8 @@ class StudyFolder:
         atomic_write_json(self.running_file, {"stages": stage_ids, "at": _now()})
 
     def running(self) -> list[str]:
-        try:
-            return list(json.loads(self.running_file.read_text())["stages"])
-        except (OSError, ValueError, KeyError):
-            return []
+        running = read_json_or_none(self.running_file)
+        return list(running.get("stages") or []) if isinstance(running, dict) else []
 
     def save_study_copy(self, text: str, study_file: Path) -> None:
         """The study file as it ran, and where its relative paths are read from (its
@@ -144,11 +134,9 @@ class StudyFolder:
         atomic_write_json(self.root / SOURCE_FILE, {"base": base})
 
     def study_base(self) -> Path:
-        try:
-            relative = json.loads((self.root / SOURCE_FILE).read_text())["base"]
-        except (OSError, ValueError, KeyError):
-            return self.root
-        return (self.root / relative).resolve()
+        source = read_json_or_none(self.root / SOURCE_FILE)
+        relative = source.get("base") if isinstance(source, dict) else None
+        return self.root if relative is None else (self.root / relative).resolve()
 
 
 def portable(value: Any, base: os.PathLike[str] | str) -> Any:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import PosharnessError
-from posharness.storage.io import atomic_write_json
+from posharness.storage.io import atomic_write_json, read_json_or_none
 
 PLUGINS_FILE = "plugins.json"
 
@@ -117,10 +117,7 @@ def load_study_plugins(declared: Iterable[str], base: Path, folder: Path) -> Stu
 
 
 def read_record(folder: Path) -> dict[str, Any]:
-    try:
-        record = json.loads((folder / PLUGINS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    record = read_json_or_none(folder / PLUGINS_FILE)
     return record if isinstance(record, dict) else {}
 
 

@@ -10,13 +10,12 @@ its tables say "data missing" with the fix). ``allow_missing`` covers absent dat
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from posharness.base.errors import OutputError, PlanProblems, StagesFailed
-from posharness.storage.io import atomic_write_json, claimed
+from posharness.storage.io import atomic_write_json, claimed, read_json_or_none
 from posharness.study.changes import refuse_or_discard, save_plan
 from posharness.study.dag import EVALUATE, Stage
 from posharness.study.execute import Outcome, is_done, run_stages, same_settings
@@ -177,10 +176,8 @@ def _progress(stage: Stage, training: Any) -> str:
 
 
 def read_missing(folder: StudyFolder) -> dict[str, list[str]]:
-    try:
-        return json.loads((folder.root / MISSING_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
+    missing = read_json_or_none(folder.root / MISSING_FILE)
+    return missing if isinstance(missing, dict) else {}
 
 
 def rebuild_report(target: Path) -> list[Path]:
