@@ -34,7 +34,12 @@ from typing import TYPE_CHECKING, Any
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference, base_model
+from posharness.models.decompose.mode_split import (
+    Definition,
+    Reference,
+    base_model,
+    install_once,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -42,7 +47,6 @@ if TYPE_CHECKING:
 
 DEFINITION_ATTR = "posharness_deberta_definition"
 MEAN_QK_ATTR = "posharness_mean_qk"  # (mean query, mean key), unscaled, in the module's layout
-INSTALLED_ATTR = "posharness_deberta_installed"
 TALKING_HEADS = (
     "DeBERTa v1 talking heads mix the heads' logits before the softmax and their weights "
     "after it, which one fused attention call per head cannot express"
@@ -298,13 +302,12 @@ class DebertaSplit:
         return TALKING_HEADS if config.get("talking_head") else None
 
     def install(self, model: nn.Module) -> None:
-        for module in self.attention_modules(model):
-            if getattr(module, INSTALLED_ATTR, False):
-                continue
+        def install(module: nn.Module) -> None:
             module.forward = types.MethodType(_decomposed_forward, module)
             setattr(module, DEFINITION_ATTR, EXACT)
             setattr(module, MEAN_QK_ATTR, None)
-            setattr(module, INSTALLED_ATTR, True)
+
+        install_once(self.attention_modules(model), install)
 
     def prepare(
         self, model: nn.Module, definition: Definition, reference: Reference | None

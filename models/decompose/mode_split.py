@@ -10,7 +10,7 @@ layering; "family" now means only a package of tasks or models.)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,6 +19,8 @@ from posharness.contracts.adapter import Mode, ModeSupport
 if TYPE_CHECKING:
     import torch
     from torch import nn
+
+INSTALLED_ATTR = "posharness_split_installed"  # on each attention module a split installed
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,17 @@ class ModeSplit(Protocol):
         self, model: nn.Module, length: int, definition: Definition
     ) -> torch.Tensor | None:
         """The content-free positional logits [L, H, n, n] (after ``prepare``), or None."""
+
+
+def install_once(modules: Iterable[nn.Module], install: Callable[[nn.Module], None]) -> None:
+    """Run ``install`` (patch a forward, add a hook, set a splitter) on each attention module
+    not installed before, and mark it: installing a loaded model again must not wrap a
+    patched forward twice or add a second hook."""
+    for module in modules:
+        if getattr(module, INSTALLED_ATTR, False):
+            continue
+        install(module)
+        setattr(module, INSTALLED_ATTR, True)
 
 
 def base_model(model: nn.Module) -> Any:

@@ -13,7 +13,7 @@ from posharness.models.decompose.core import (
     matmul_scores,
 )
 from posharness.models.decompose.fused import Fused
-from posharness.models.decompose.mode_split import Definition, base_model
+from posharness.models.decompose.mode_split import Definition, base_model, install_once
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotarySplit,
@@ -114,7 +114,7 @@ class ModernBertSplit(RotarySplit):
             setattr(module, SPLITTER_ATTR, ModernBertSplitter())
             module.register_forward_pre_hook(_take_rotation, with_kwargs=True)
 
-        self.install_once(model, install)
+        install_once(self.attention_modules(model), install)
 
     def project_means(self, module: nn.Module, mean: torch.Tensor) -> MeanQueryKey:
         weight = module.Wqkv.weight.detach().float()

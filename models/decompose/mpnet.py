@@ -28,7 +28,12 @@ from posharness.models.decompose.core import (
     runs_fused,
 )
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference, base_model
+from posharness.models.decompose.mode_split import (
+    Definition,
+    Reference,
+    base_model,
+    install_once,
+)
 from posharness.models.decompose.stream import LayerStream
 
 if TYPE_CHECKING:
@@ -38,7 +43,6 @@ if TYPE_CHECKING:
 RELATIVE_BIAS = "relative-bias"
 POSITIONAL_STREAM = "relative-bias+positional-stream"
 STREAM_ATTR = "posharness_mpnet_stream"  # a LayerStream on each module, or None
-PATCHED_ATTR = "posharness_mpnet_patched"
 
 RELATIVE_BIAS_DEFINITION = Definition(
     name=RELATIVE_BIAS,
@@ -142,12 +146,11 @@ class MPNetSplit:
         return [module.q for module in modules]
 
     def install(self, model: nn.Module) -> None:
-        for module in self.attention_modules(model):
-            if getattr(module, PATCHED_ATTR, False):
-                continue
+        def install(module: nn.Module) -> None:
             module.forward = types.MethodType(_three_mode_forward, module)
-            setattr(module, PATCHED_ATTR, True)
             setattr(module, STREAM_ATTR, None)
+
+        install_once(self.attention_modules(model), install)
 
     def prepare(
         self, model: nn.Module, definition: Definition, reference: Reference | None

@@ -18,7 +18,7 @@ from posharness.models.decompose.core import (
     runs_fused,
 )
 from posharness.models.decompose.fused import Fused, fused_attend
-from posharness.models.decompose.mode_split import Definition, base_model
+from posharness.models.decompose.mode_split import Definition, base_model, install_once
 from posharness.models.decompose.rope import (
     MeanQueryKey,
     RotarySplit,
@@ -139,7 +139,7 @@ class RoFormerSplit(RotarySplit):
         def install(module: nn.Module) -> None:
             module.forward = types.MethodType(_roformer_forward, module)
 
-        self.install_once(model, install)
+        install_once(self.attention_modules(model), install)
 
     def project_means(self, module: nn.Module, mean: torch.Tensor) -> MeanQueryKey:
         import torch

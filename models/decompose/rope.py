@@ -48,7 +48,6 @@ MEAN_QK = Definition.estimate(
 )
 
 MEANS_ATTR = "posharness_mean_qk"  # MeanQueryKey on each attention module, set by prepare
-INSTALLED_ATTR = "posharness_rope_installed"
 
 # (query [..., T, d], key [..., T, d]) -> both rotated by the positions of the current call
 Rotate = Callable[["torch.Tensor", "torch.Tensor"], tuple["torch.Tensor", "torch.Tensor"]]
@@ -156,8 +155,8 @@ def as_float(bias: Any) -> Any:
 
 
 class RotarySplit:
-    """What the two rotary families share: the mean-qk definition, where the base model
-    is, and installing each attention module's mode code once."""
+    """What the two rotary families share: the mean-qk definition, and preparing each
+    layer's mean query and key from the reference corpus."""
 
     option = "rope"
     definitions = (MEAN_QK,)
@@ -180,10 +179,3 @@ class RotarySplit:
             with torch.no_grad():
                 means = self.project_means(module, mean_input(reference, layer))
             setattr(module, MEANS_ATTR, means)
-
-    def install_once(self, model: nn.Module, install: Callable[[nn.Module], None]) -> None:
-        for module in self.attention_modules(model):
-            if getattr(module, INSTALLED_ATTR, False):
-                continue
-            install(module)
-            setattr(module, INSTALLED_ATTR, True)

@@ -35,7 +35,12 @@ from typing import TYPE_CHECKING, Any
 from posharness.contracts.adapter import Mode
 from posharness.models.decompose.core import Split, choose_scores, module_mode, runs_fused
 from posharness.models.decompose.fused import Fused, fused_attend, without_gamma
-from posharness.models.decompose.mode_split import Definition, Reference, base_model
+from posharness.models.decompose.mode_split import (
+    Definition,
+    Reference,
+    base_model,
+    install_once,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -224,12 +229,12 @@ class XLNetSplit:
         return self.attention_modules(model)
 
     def install(self, model: nn.Module) -> None:
-        for module in self.attention_modules(model):
-            if hasattr(module, _ORIGINAL_CORE):
-                continue  # already installed: rebinding twice would lose nothing but time
+        def install(module: nn.Module) -> None:
             setattr(module, _ORIGINAL_CORE, module.rel_attn_core)
             module.rel_attn_core = types.MethodType(_rel_attn_core, module)
             setattr(module, DEFINITION_ATTR, self.definitions[0])
+
+        install_once(self.attention_modules(model), install)
 
     def prepare(
         self, model: nn.Module, definition: Definition, reference: Reference | None
