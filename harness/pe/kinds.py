@@ -26,6 +26,9 @@ Every parameter a scheme's module holds is counted as positional by the card (me
 by introspection, never declared), and ``posharness check-pe`` verifies that each of them
 changes the positional term, and each property the scheme claims of that term
 (``register_pe(..., claims=...)``, ``posharness.pe.CLAIMS``).
+
+Import them from ``posharness.pe``: its ``__all__`` lists them, as it lists the names of
+``positions`` and ``split``, and no second list here has to be kept equal to it.
 """
 
 from __future__ import annotations
@@ -38,18 +41,6 @@ import torch
 from torch import nn
 
 from posharness.pe import registry
-
-__all__ = [
-    "Combination",
-    "ContentLogitTerm",
-    "InputEmbedding",
-    "LogitTerm",
-    "NoPositions",
-    "PositionalAttention",
-    "PositionalEncoding",
-    "QueryKeyTransform",
-    "UntiedProduct",
-]
 
 
 class PositionalEncoding(nn.Module):
