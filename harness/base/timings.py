@@ -67,6 +67,14 @@ QUICKSTART = Timing(
     "2026-12-07",
     upto=194.0,
 )
+# The same command on idle cores (load 0.7, nothing else running), fresh cache
+# (POSHARNESS_CACHE in an empty folder), measured 2026-12-08 with /usr/bin/time: 40.9 s.
+QUICKSTART_IDLE = Timing(
+    "the quickstart run (MiniLM, 2 tasks x 3 modes, fresh cache)",
+    40.9,
+    "with nothing else running",
+    "2026-12-08",
+)
 
 # -- pretraining ----------------------------------------------------------------------------
 # `posharness pretrain --recipe cpu-hour --size narrow` (1,500 steps of 64 x 32 tokens):

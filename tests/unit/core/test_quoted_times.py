@@ -23,6 +23,7 @@ TINY_100 = timings.pretrain_steps("tiny", 100)
 QUOTED = {
     "README.md": [
         timings.QUICKSTART,
+        timings.QUICKSTART_IDLE,
         timings.DEP_HEADS_EWT,
         timings.CPU_HOUR_ALONE,
         timings.CPU_HOUR_SHARED,
@@ -84,6 +85,7 @@ def test_a_page_holds_no_time_but_the_tables(page: str) -> None:
 def test_every_quote_says_its_load_and_cores() -> None:
     entries = [
         timings.QUICKSTART,
+        timings.QUICKSTART_IDLE,
         timings.DEP_HEADS_EWT,
         timings.CPU_HOUR_ALONE,
         timings.CPU_HOUR_SHARED,
